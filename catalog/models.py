@@ -1,0 +1,190 @@
+"""The data model shared by every part of envforge: manifests, actions, steps and samples.
+
+Manifest-like records (written to disk, read by other tools) are pydantic models that forbid
+unknown fields, so a typo in a hand-edited `env.json` is an error instead of a silent default.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from catalog.delta import DeltaOp, delta_band
+
+__all__ = [
+    "ToolKind",
+    "EnvKind",
+    "ToolDescriptor",
+    "Provenance",
+    "Quality",
+    "EnvManifest",
+    "Action",
+    "Outcome",
+    "StepResult",
+    "Strata",
+    "Sample",
+]
+
+
+class ToolKind(str, enum.Enum):
+    """Whether a tool may change state."""
+
+    READ = "read"
+    WRITE = "write"
+
+
+EnvKind = Literal["sql", "class"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolDescriptor(_Strict):
+    """What a caller needs to know about one tool, without importing its code."""
+
+    name: str
+    kind: ToolKind | None = Field(None, description="Declared kind; None for class-based envs (inferred later).")
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}, "required": []})
+
+    def openai_schema(self) -> dict[str, Any]:
+        """Return the OpenAI function-calling form of this tool."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+class Provenance(_Strict):
+    """Where an environment came from and what producing it cost."""
+
+    backend: str = "hand-written"
+    model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    source: str | None = Field(None, description="Original path or URL for imported envs.")
+
+
+class Quality(_Strict):
+    """The quality gate's verdict: overall score and per-check results."""
+
+    score: float
+    checks: dict[str, Any] = Field(default_factory=dict)
+
+
+class EnvManifest(_Strict):
+    """`env.json`: everything about an environment that listing and searching need."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    name: str
+    kind: EnvKind
+    entry: str = Field(description="Name of the Env subclass (sql) or the environment class (class) in env.py.")
+    topic: str = ""
+    description: str = ""
+    rules: list[str] = Field(default_factory=list)
+    tools: list[ToolDescriptor] = Field(default_factory=list)
+    states: list[str] = Field(default_factory=list, description="Names of the initial states under states/.")
+    init: Literal["auto", "constructor", "setattr", "load_scenario"] = Field(
+        "auto", description="How a class-based env loads its init config."
+    )
+    failure_exceptions: list[str] = Field(
+        default_factory=list,
+        description="Exception type names that this env raises to signal a rule violation (a failure, not a crash).",
+    )
+    provenance: Provenance = Field(default_factory=Provenance)
+    quality: Quality | None = None
+    content_hash: str = ""
+
+    def tool(self, name: str) -> ToolDescriptor:
+        """Return the descriptor of tool `name`; raises KeyError listing the available tools."""
+        for descriptor in self.tools:
+            if descriptor.name == name:
+                return descriptor
+        raise KeyError(f"Unknown tool {name!r} in env {self.id!r}. Available: {', '.join(t.name for t in self.tools)}")
+
+
+class Action(_Strict):
+    """A tool call: `{name, arguments}`."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Outcome(str, enum.Enum):
+    """How a call ended. Only `success` and `failure` are behaviours of a correct env."""
+
+    SUCCESS = "success"
+    FAILURE = "failure"  # the tool refused: a rule (guard) fired
+    CRASH = "crash"  # an uncaught exception: a bug in the env
+    INVALID = "invalid"  # the action itself is malformed: unknown tool, bad arguments
+
+
+@dataclass
+class StepResult:
+    """The result of executing one action.
+
+    Attributes:
+        observation: The tool's return value as canonical JSON data (what the agent sees).
+        delta: The state change, computed from change tracking (cost follows |Δ|).
+        outcome: success / failure / crash / invalid.
+        state: The full state after the call, only when the caller asked for it.
+        info: Diagnostics kept out of the observation (exception type, traceback).
+    """
+
+    observation: Any
+    delta: list[DeltaOp]
+    outcome: Outcome
+    state: dict[str, Any] | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        """True unless the tool completed successfully."""
+        return self.outcome is not Outcome.SUCCESS
+
+
+class Strata(_Strict):
+    """The strata a sample belongs to (EnvSimBench's, with |Δ| banded as in DESIGN.md)."""
+
+    outcome: Literal["success", "failure"]
+    delta_band: Literal["0", "1-2", "3-6", "7-12", "13+"]
+    delta_size: int
+    arg_count: int
+
+    @classmethod
+    def of(cls, outcome: Outcome, delta_size: int, arg_count: int) -> Strata:
+        """Classify one step; crashes and invalid actions count as failures."""
+        label: Literal["success", "failure"] = "success" if outcome is Outcome.SUCCESS else "failure"
+        return cls(outcome=label, delta_band=delta_band(delta_size), delta_size=delta_size, arg_count=arg_count)  # type: ignore[arg-type]
+
+
+class Sample(_Strict):
+    """A verified simulation sample `(env, s, a, o, s', Δ, strata)` labelled by execution."""
+
+    env_id: str
+    state: dict[str, Any]
+    action: Action
+    observation: Any
+    next_state: dict[str, Any]
+    delta: list[dict[str, Any]]
+    strata: Strata
+
+    @classmethod
+    def from_step(cls, env_id: str, state: dict[str, Any], action: Action, result: StepResult) -> Sample:
+        """Build a sample from an executed step; the result must carry its full state."""
+        if result.state is None:
+            raise ValueError("Sample.from_step needs a StepResult with its state (call with snapshot=True)")
+        return cls(
+            env_id=env_id,
+            state=state,
+            action=action,
+            observation=result.observation,
+            next_state=result.state,
+            delta=[op.to_dict() for op in result.delta],
+            strata=Strata.of(result.outcome, len(result.delta), len(action.arguments)),
+        )

@@ -1,0 +1,356 @@
+"""Execute environments: `reset(state)`, then `call(action) -> StepResult`.
+
+Two runtimes share one contract (the `Runtime` protocol):
+- `SqlRuntime` for SQL-state envs (an `Env` subclass over SQLModel tables in in-memory SQLite);
+  reset restores the main database from a per-state template with SQLite's backup API.
+- `ClassRuntime` for class-based envs (state in instance attributes, EnvScaler/BFCL style).
+
+Both compute the delta from change tracking, so a call costs in proportion to what it changed;
+a full snapshot is built only when asked for (`snapshot()` or `call(..., snapshot=True)`).
+An exception inside a tool never escapes: it becomes a result and the state is rolled back.
+Runtimes hold no global state, so one can run inside a sandbox worker process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import sqlite3
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Literal, Protocol, Sequence
+
+from sqlmodel import Session, SQLModel
+
+from catalog import _sqlstate, _tracking
+from catalog.envkit import Env, EnvMeta, ToolError
+from catalog.jsonable import canonical_json, to_jsonable
+from catalog.models import Action, Outcome, StepResult, ToolDescriptor
+from catalog.toolschema import describe_tool
+
+__all__ = ["Runtime", "SqlRuntime", "ClassRuntime", "StateTemplate", "StateError", "EnvLoadError", "load_module",
+           "find_entry", "runtime_for"]
+
+StateError = _sqlstate.StateError
+
+
+class EnvLoadError(RuntimeError):
+    """An environment module cannot be loaded or does not follow a known convention."""
+
+
+class Runtime(Protocol):
+    """What every runtime offers; verifier and simulators depend only on this."""
+
+    tools: dict[str, ToolDescriptor]
+
+    def reset(self, state: Any) -> None: ...
+
+    def call(self, action: Action | dict[str, Any], *, snapshot: bool = False) -> StepResult: ...
+
+    def snapshot(self) -> dict[str, Any]: ...
+
+
+def load_module(path: Path, name: str | None = None) -> ModuleType:
+    """Import a Python file as a fresh module (its folder is importable for sibling modules)."""
+    path = Path(path).resolve()
+    name = name or f"envforge_env_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise EnvLoadError(f"Cannot import {path}: not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    added = str(path.parent) not in sys.path
+    if added:
+        sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise EnvLoadError(f"Importing {path} failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        if added:
+            sys.path.remove(str(path.parent))
+    return module
+
+
+def find_entry(module: ModuleType, entry: str | None = None) -> type:
+    """Return the env class of a module: `entry` by name, else its single `Env` subclass."""
+    if entry:
+        found = getattr(module, entry, None)
+        if not isinstance(found, type):
+            raise EnvLoadError(f"{module.__file__} has no class {entry!r}")
+        return found
+    candidates = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, Env) and v is not Env
+                  and v.__module__ == module.__name__]
+    if len(candidates) != 1:
+        names = [c.__name__ for c in candidates]
+        raise EnvLoadError(f"{module.__file__}: expected exactly one Env subclass, found {names or 'none'}; name one")
+    return candidates[0]
+
+
+# --- shared call handling ---------------------------------------------------------------------
+def _as_action(action: Action | dict[str, Any]) -> Action:
+    return action if isinstance(action, Action) else Action.model_validate(action)
+
+
+def _bind_error(function: Callable[..., Any], arguments: dict[str, Any]) -> str | None:
+    try:
+        inspect.signature(function).bind(**arguments)
+    except TypeError as exc:
+        return str(exc)
+    return None
+
+
+def _outcome_of(observation: Any) -> Outcome:
+    """A dict with `success: False`, or an `error` key and no `success: True`, is a failure."""
+    if isinstance(observation, dict):
+        if observation.get("success") is False:
+            return Outcome.FAILURE
+        if "error" in observation and observation.get("success") is not True:
+            return Outcome.FAILURE
+    return Outcome.SUCCESS
+
+
+def _crash(exc: BaseException) -> StepResult:
+    return StepResult(
+        observation={"error": f"{type(exc).__name__}: {exc}"},
+        delta=[],
+        outcome=Outcome.CRASH,
+        info={"exception": type(exc).__name__, "message": str(exc), "traceback": traceback.format_exc(limit=8)},
+    )
+
+
+def _invalid(message: str) -> StepResult:
+    return StepResult(observation={"error": message}, delta=[], outcome=Outcome.INVALID)
+
+
+@dataclass(frozen=True)
+class StateTemplate:
+    """A database built once from a state; resets copy it page by page (SQLite backup API)."""
+
+    key: str
+    connection: sqlite3.Connection
+
+
+# --- SQL-state envs ---------------------------------------------------------------------------
+class SqlRuntime:
+    """Runs an `Env` subclass over an in-memory SQLite database."""
+
+    def __init__(self, env_class: type[Env]) -> None:
+        if not (isinstance(env_class, type) and issubclass(env_class, Env)):
+            raise EnvLoadError(f"{env_class!r} is not an Env subclass")
+        if not env_class.tables:
+            raise EnvLoadError(f"{env_class.__name__}.tables is empty: list the env's SQLModel tables")
+        self.env_class = env_class
+        self._metadatas = _metadatas([*env_class.tables, EnvMeta])
+        self.codecs = {
+            t.name: _sqlstate.TableCodec.of(t) for md in self._metadatas for t in md.sorted_tables
+        }
+        self.tools = {name: describe_tool(name, getattr(env_class, name), kind)
+                      for name, kind in env_class.__tools__.items()}
+        self._templates: dict[str, StateTemplate] = {}
+        self._engine, self._raw = _sqlstate.memory_engine()
+        self._create_schema(self._engine)
+        self._tracker = _sqlstate.ChangeTracker(self._raw, self.codecs)
+        self._session: Session | None = None
+        self._env: Env | None = None
+
+    def _create_schema(self, engine: Any) -> None:
+        for metadata in self._metadatas:
+            metadata.create_all(engine)
+
+    def template(self, state: dict[str, Any]) -> StateTemplate:
+        """Build (or reuse) the template database of `state`; raises StateError if it does not fit."""
+        key = hashlib.sha256(canonical_json(to_jsonable(state)).encode()).hexdigest()
+        if key not in self._templates:
+            engine, raw = _sqlstate.memory_engine()
+            self._create_schema(engine)
+            _sqlstate.load_rows(engine, self.codecs, state)
+            self._templates[key] = StateTemplate(key, raw)
+        return self._templates[key]
+
+    def reset(self, state: dict[str, Any] | StateTemplate) -> None:
+        """Make `state` the current state (a dict, or a template from `template()`)."""
+        template = state if isinstance(state, StateTemplate) else self.template(state)
+        if self._session is not None:
+            self._session.close()
+        self._raw.rollback()
+        template.connection.backup(self._raw)
+        self._session = Session(self._engine)
+        self._env = self.env_class(self._session)
+
+    def _require_reset(self) -> tuple[Session, Env]:
+        if self._session is None or self._env is None:
+            raise RuntimeError("Call reset(state) before call() or snapshot()")
+        return self._session, self._env
+
+    def call(self, action: Action | dict[str, Any], *, snapshot: bool = False) -> StepResult:
+        """Execute one tool call; never raises for anything the tool does."""
+        session, env = self._require_reset()
+        action = _as_action(action)
+        if action.name not in self.tools:
+            return _invalid(f"Unknown tool {action.name!r}. Available: {', '.join(self.tools)}")
+        method = getattr(env, action.name)
+        problem = _bind_error(method, action.arguments)
+        if problem:
+            return _invalid(f"Bad arguments for {action.name}: {problem}")
+        try:
+            observation = to_jsonable(method(**action.arguments))
+            session.flush()
+            delta = self._tracker.collect()
+            session.commit()
+            result = StepResult(observation, delta, _outcome_of(observation))
+        except ToolError as exc:
+            session.rollback()
+            result = StepResult({"success": False, "error": str(exc)}, [], Outcome.FAILURE)
+        except Exception as exc:
+            session.rollback()
+            result = _crash(exc)
+        if snapshot:
+            result.state = self.snapshot()
+        return result
+
+    def snapshot(self) -> dict[str, Any]:
+        """Return the full current state as canonical JSON."""
+        self._require_reset()
+        return _sqlstate.snapshot(self._raw, self.codecs)
+
+
+def _metadatas(tables: Sequence[type[SQLModel]]) -> list[Any]:
+    seen: list[Any] = []
+    for table in tables:
+        metadata = table.metadata
+        if not any(m is metadata for m in seen):
+            seen.append(metadata)
+    return seen
+
+
+# --- class-based envs -------------------------------------------------------------------------
+InitMode = Literal["auto", "constructor", "setattr", "load_scenario"]
+
+
+class ClassRuntime:
+    """Runs a class whose instance attributes are the state and whose public methods are tools."""
+
+    def __init__(self, env_class: type, *, init: InitMode = "auto", failure_exceptions: Sequence[str] = ()) -> None:
+        self.env_class = env_class
+        self.init = _init_mode(env_class) if init == "auto" else init
+        self.failure_exceptions = frozenset(failure_exceptions) | {"ToolError"}
+        self.tools = {name: describe_tool(name, member, None) for name, member in _public_methods(env_class)}
+        if not self.tools:
+            raise EnvLoadError(f"{env_class.__name__} has no public methods to use as tools")
+        self._tracked_class = _tracking.tracked_class(env_class)
+        self._instance: Any = None
+        self._journal = _tracking.Journal()
+
+    def reset(self, state: dict[str, Any]) -> None:
+        """Build a fresh instance and load `state` (the init config) into it."""
+        if not isinstance(state, dict):
+            raise StateError(f"An init config must be an object, got {type(state).__name__}")
+        config = _tracking.plain(state)
+        journal = _tracking.Journal()
+        try:
+            if self.init == "constructor":
+                instance = self._tracked_class(config)
+            else:
+                instance = self._tracked_class()
+                if self.init == "load_scenario":
+                    instance._load_scenario(config)
+                else:
+                    for key, value in config.items():
+                        setattr(instance, key, value)
+        except Exception as exc:
+            raise StateError(f"{self.env_class.__name__} rejected the init config ({self.init}): "
+                             f"{type(exc).__name__}: {exc}") from exc
+        view = _tracking.StateView(instance)
+        for name, value in view.attributes().items():
+            instance.__dict__[name] = _tracking.adopt(value, (name,), journal)
+        instance.__dict__[_tracking.JOURNAL_ATTR] = journal
+        self._instance, self._journal = instance, journal
+
+    def call(self, action: Action | dict[str, Any], *, snapshot: bool = False) -> StepResult:
+        """Execute one tool call; an exception rolls the state back and becomes the result."""
+        if self._instance is None:
+            raise RuntimeError("Call reset(state) before call() or snapshot()")
+        action = _as_action(action)
+        if action.name not in self.tools:
+            return _invalid(f"Unknown tool {action.name!r}. Available: {', '.join(self.tools)}")
+        method = getattr(self._instance, action.name)
+        problem = _bind_error(method, action.arguments)
+        if problem:
+            return _invalid(f"Bad arguments for {action.name}: {problem}")
+        view, journal = _tracking.StateView(self._instance), self._journal
+        journal.clear()
+        journal.active = True
+        try:
+            raw = method(**action.arguments)
+            journal.active = False
+            observation = to_jsonable(raw)
+            delta = _tracking.delta_of(view, journal)
+            _tracking.retrack(view, journal)
+            result = StepResult(observation, delta, _outcome_of(observation))
+        except Exception as exc:
+            journal.active = False
+            _tracking.rollback(view, journal)
+            if type(exc).__name__ in self.failure_exceptions:
+                result = StepResult({"success": False, "error": str(exc)}, [], Outcome.FAILURE,
+                                    info={"exception": type(exc).__name__})
+            else:
+                result = _crash(exc)
+        finally:
+            journal.active = False
+            journal.clear()
+        if snapshot:
+            result.state = self.snapshot()
+        return result
+
+    def snapshot(self) -> dict[str, Any]:
+        """Return the public instance attributes as canonical JSON."""
+        if self._instance is None:
+            raise RuntimeError("Call reset(state) before call() or snapshot()")
+        attributes = _tracking.StateView(self._instance).attributes()
+        try:
+            return {name: to_jsonable(attributes[name]) for name in sorted(attributes)}
+        except TypeError as exc:
+            raise StateError(f"{self.env_class.__name__} keeps non-JSON data in its state: {exc}") from exc
+
+
+def _public_methods(env_class: type) -> list[tuple[str, Callable[..., Any]]]:
+    methods = []
+    for name, member in inspect.getmembers(env_class, inspect.isfunction):
+        if not name.startswith("_"):
+            methods.append((name, member))
+    order = {name: i for i, name in enumerate(_definition_order(env_class))}
+    return sorted(methods, key=lambda item: order.get(item[0], len(order)))
+
+
+def _definition_order(env_class: type) -> list[str]:
+    names: list[str] = []
+    for klass in reversed(env_class.__mro__):
+        names.extend(n for n in vars(klass) if n not in names)
+    return names
+
+
+def _init_mode(env_class: type) -> InitMode:
+    if callable(getattr(env_class, "_load_scenario", None)):
+        return "load_scenario"
+    try:
+        params = list(inspect.signature(env_class).parameters.values())
+    except (TypeError, ValueError):
+        return "setattr"
+    required = [p for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return "constructor" if required else "setattr"
+
+
+def runtime_for(module: ModuleType, kind: Literal["sql", "class"], entry: str | None = None, *,
+                init: InitMode = "auto", failure_exceptions: Sequence[str] = ()) -> SqlRuntime | ClassRuntime:
+    """Build the runtime of an env module of either convention."""
+    env_class = find_entry(module, entry)
+    if kind == "sql":
+        return SqlRuntime(env_class)
+    return ClassRuntime(env_class, init=init, failure_exceptions=failure_exceptions)
+
