@@ -50,15 +50,15 @@ def _column_codecs(column: sa.Column[Any]) -> tuple[Codec, Codec]:
     column_type = column.type
     process = column_type.dialect_impl(_DIALECT).result_processor(_DIALECT, None)
     to_json: Codec = (lambda v: to_jsonable(process(v))) if process else to_jsonable  # type: ignore[misc]
+    base = column_type.impl_instance if isinstance(column_type, sa.types.TypeDecorator) else column_type
     try:
-        python_type = column_type.python_type
+        python_type = base.python_type
     except NotImplementedError:
         return to_json, _identity
-    timezone = bool(getattr(getattr(column_type, "impl_instance", column_type), "timezone", False))
-    return to_json, _from_json_for(python_type, column_type, timezone)
+    return to_json, _from_json_for(python_type, bool(getattr(base, "timezone", False)))
 
 
-def _from_json_for(python_type: type, column_type: Any, timezone: bool) -> Codec:
+def _from_json_for(python_type: type, timezone: bool) -> Codec:
     if issubclass(python_type, dt.datetime):
         def to_datetime(v: Any) -> Any:
             if not isinstance(v, str):

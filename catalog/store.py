@@ -1,0 +1,326 @@
+"""The on-disk catalog: one folder per environment, a SQLite index, atomic writes.
+
+    <root>/<env_id>/env.json      manifest (EnvManifest)
+    <root>/<env_id>/env.py        the environment module
+    <root>/<env_id>/states/*.json initial states
+    <root>/<env_id>/tasks.jsonl   tasks with checks
+    <root>/index.sqlite           one row per env, refreshed from manifests whose mtime changed
+
+Listing reads manifests only and never imports env.py. An env folder is written under a
+hidden temporary name and renamed into place, so a crash never leaves half an environment; a
+folder that is nevertheless broken (hand edits, disk errors) is reported and skipped. The
+reference environments shipped in the package are always listed, with no set-up step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import ValidationError
+
+from catalog.jsonable import to_jsonable
+from catalog.manifest import content_hash
+from catalog.models import EnvManifest
+from catalog.runtime import ClassRuntime, SqlRuntime, load_module, runtime_for
+from catalog.tasks import Task
+
+__all__ = ["Catalog", "EnvHandle", "EnvProblem", "EnvSummary", "CatalogError", "REFERENCE_DIR", "default_root"]
+
+REFERENCE_DIR = Path(__file__).parent / "reference"
+ENV_VAR = "ENVFORGE_CATALOG"
+
+
+class CatalogError(LookupError):
+    """A catalog operation cannot be done (unknown env, broken env, id clash)."""
+
+
+def default_root() -> Path:
+    """`$ENVFORGE_CATALOG`, else `envforge-catalog/` in the current directory."""
+    return Path(os.environ.get(ENV_VAR) or "envforge-catalog")
+
+
+@dataclass(frozen=True)
+class EnvProblem:
+    """A folder that looks like an env but cannot be used, and why."""
+
+    path: Path
+    reason: str
+
+
+@dataclass(frozen=True)
+class EnvSummary:
+    """What `catalog list` shows of one env."""
+
+    id: str
+    name: str
+    kind: str
+    topic: str
+    tools: int
+    states: int
+    reference: bool
+    path: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "kind": self.kind, "topic": self.topic, "tools": self.tools,
+                "states": self.states, "reference": self.reference, "path": self.path}
+
+
+class EnvHandle:
+    """One environment folder: its manifest, states, tasks, and a way to run it."""
+
+    def __init__(self, path: Path, manifest: EnvManifest, reference: bool = False) -> None:
+        self.path = path
+        self.manifest = manifest
+        self.reference = reference
+
+    @property
+    def id(self) -> str:
+        return self.manifest.id
+
+    def state_names(self) -> list[str]:
+        return sorted(p.stem for p in (self.path / "states").glob("*.json"))
+
+    def state(self, name: str) -> dict[str, Any]:
+        """Load initial state `name`; raises CatalogError listing the available ones."""
+        path = self.path / "states" / f"{name}.json"
+        if not path.is_file():
+            raise CatalogError(f"Env {self.id!r} has no state {name!r}. Available: {', '.join(self.state_names())}")
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise CatalogError(f"State file {path} is not valid JSON: {exc}") from exc
+
+    def tasks(self) -> list[Task]:
+        path = self.path / "tasks.jsonl"
+        if not path.is_file():
+            return []
+        tasks = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    tasks.append(Task.model_validate_json(line))
+                except ValidationError as exc:
+                    raise CatalogError(f"{path}:{number}: invalid task: {exc}") from exc
+        return tasks
+
+    def source(self) -> str:
+        return (self.path / "env.py").read_text(encoding="utf-8")
+
+    def runtime(self) -> SqlRuntime | ClassRuntime:
+        """Import env.py and build its runtime. This runs the env's code: trusted envs only here."""
+        module = load_module(self.path / "env.py", f"envforge_env_{self.id.replace('-', '_').replace('.', '_')}")
+        m = self.manifest
+        return runtime_for(module, m.kind, m.entry, init=m.init, failure_exceptions=m.failure_exceptions)
+
+    def summary(self) -> EnvSummary:
+        m = self.manifest
+        return EnvSummary(m.id, m.name, m.kind, m.topic, len(m.tools), len(m.states), self.reference, str(self.path))
+
+
+def read_env(path: Path, reference: bool = False) -> EnvHandle:
+    """Read and validate one env folder's manifest; raises CatalogError saying what is wrong."""
+    manifest_path = path / "env.json"
+    if not manifest_path.is_file():
+        raise CatalogError("no env.json (partial or foreign folder)")
+    try:
+        manifest = EnvManifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+    except (ValidationError, ValueError) as exc:
+        first = str(exc).splitlines()[0:3]
+        raise CatalogError(f"env.json is invalid: {' '.join(first)}") from exc
+    if manifest.id != path.name:
+        raise CatalogError(f"env.json says id {manifest.id!r} but the folder is {path.name!r}")
+    if not (path / "env.py").is_file():
+        raise CatalogError("env.py is missing")
+    missing = [s for s in manifest.states if not (path / "states" / f"{s}.json").is_file()]
+    if missing:
+        raise CatalogError(f"states listed in env.json are missing: {missing}")
+    return EnvHandle(path, manifest, reference)
+
+
+class Catalog:
+    """The reference envs plus one catalog folder (created on first write)."""
+
+    def __init__(self, root: Path | str | None = None, *, include_reference: bool = True) -> None:
+        self.root = Path(root) if root is not None else default_root()
+        self.include_reference = include_reference
+
+    # --- reading ------------------------------------------------------------------------
+    def _reference(self) -> tuple[list[EnvHandle], list[EnvProblem]]:
+        handles, problems = [], []
+        if self.include_reference:
+            for folder in sorted(p for p in REFERENCE_DIR.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
+                try:
+                    handles.append(read_env(folder, reference=True))
+                except CatalogError as exc:
+                    problems.append(EnvProblem(folder, str(exc)))
+        return handles, problems
+
+    def list(self) -> tuple[list[EnvSummary], list[EnvProblem]]:
+        """Summaries of all usable envs (reference first) and the problems of broken folders."""
+        handles, problems = self._reference()
+        summaries = [h.summary() for h in handles]
+        reference_ids = {s.id for s in summaries}
+        if self.root.is_dir():
+            user, user_problems = self._index().refresh(self.root)
+            problems.extend(user_problems)
+            for summary in user:
+                if summary.id in reference_ids:
+                    problems.append(EnvProblem(Path(summary.path), f"id {summary.id!r} clashes with a reference env"))
+                else:
+                    summaries.append(summary)
+        return summaries, problems
+
+    def get(self, env_id: str) -> EnvHandle:
+        """Return env `env_id`; raises CatalogError (broken env, or unknown with the known ids)."""
+        if self.include_reference and (REFERENCE_DIR / env_id / "env.json").is_file():
+            return self._read_or_raise(REFERENCE_DIR / env_id, reference=True)
+        folder = self.root / env_id
+        if folder.is_dir() and not env_id.startswith("."):
+            return self._read_or_raise(folder, reference=False)
+        known = ", ".join(s.id for s in self.list()[0]) or "none"
+        raise CatalogError(f"Unknown env {env_id!r}. Known: {known}")
+
+    @staticmethod
+    def _read_or_raise(folder: Path, reference: bool) -> EnvHandle:
+        try:
+            return read_env(folder, reference)
+        except CatalogError as exc:
+            raise CatalogError(f"Env folder {folder} is broken: {exc}") from exc
+
+    def _index(self) -> CatalogIndex:
+        return CatalogIndex(self.root / "index.sqlite")
+
+    # --- writing ------------------------------------------------------------------------
+    def write_env(self, manifest: EnvManifest, env_source: str, states: dict[str, dict[str, Any]],
+                  tasks: Iterable[Task] = (), *, replace: bool = False) -> EnvHandle:
+        """Write a complete env atomically; the manifest's states and content_hash are filled in.
+
+        Raises CatalogError if the id is a reference env's, or exists and `replace` is False.
+        """
+        if (REFERENCE_DIR / manifest.id).exists():
+            raise CatalogError(f"Env id {manifest.id!r} is taken by a reference env")
+        target = self.root / manifest.id
+        if target.exists() and not replace:
+            raise CatalogError(f"Env {manifest.id!r} already exists in {self.root} (pass replace=True to overwrite)")
+        self.root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".tmp-{manifest.id}-", dir=self.root))
+        try:
+            (staging / "states").mkdir()
+            (staging / "env.py").write_text(env_source, encoding="utf-8")
+            for name, state in sorted(states.items()):
+                _write_json(staging / "states" / f"{name}.json", to_jsonable(state))
+            lines = [t.model_dump_json(exclude_none=True) for t in tasks]
+            (staging / "tasks.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+            final = manifest.model_copy(update={"states": sorted(states), "content_hash": content_hash(staging)})
+            _write_json(staging / "env.json", final.model_dump(mode="json"))
+            _fsync_tree(staging)
+            if target.exists():
+                trash = self.root / f".trash-{manifest.id}-{os.getpid()}"
+                os.rename(target, trash)
+                os.rename(staging, target)
+                shutil.rmtree(trash, ignore_errors=True)
+            else:
+                os.rename(staging, target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        handle = read_env(target)
+        self._index().upsert(handle.summary(), (target / "env.json").stat().st_mtime_ns)
+        return handle
+
+    def remove(self, env_id: str) -> None:
+        """Delete a user env (reference envs cannot be removed)."""
+        handle = self.get(env_id)
+        if handle.reference:
+            raise CatalogError(f"Env {env_id!r} is a reference env and cannot be removed")
+        trash = self.root / f".trash-{env_id}-{os.getpid()}"
+        os.rename(handle.path, trash)
+        shutil.rmtree(trash, ignore_errors=True)
+        self._index().delete(env_id)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _fsync_tree(folder: Path) -> None:
+    for path in folder.rglob("*"):
+        if path.is_file():
+            with open(path, "rb") as handle:
+                os.fsync(handle.fileno())
+
+
+class CatalogIndex:
+    """SQLite index of a catalog folder: a cache of manifest summaries keyed by env.json mtime."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path)
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS envs (id TEXT PRIMARY KEY, name TEXT, kind TEXT, topic TEXT, tools INTEGER,"
+            " states INTEGER, path TEXT, mtime_ns INTEGER)"
+        )
+        return connection
+
+    def upsert(self, summary: EnvSummary, mtime_ns: int) -> None:
+        with self._connect() as connection:
+            self._put(connection, summary, mtime_ns)
+
+    @staticmethod
+    def _put(connection: sqlite3.Connection, s: EnvSummary, mtime_ns: int) -> None:
+        connection.execute("INSERT OR REPLACE INTO envs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           (s.id, s.name, s.kind, s.topic, s.tools, s.states, s.path, mtime_ns))
+
+    def delete(self, env_id: str) -> None:
+        with self._connect() as connection:
+            connection.execute("DELETE FROM envs WHERE id = ?", (env_id,))
+
+    def refresh(self, root: Path) -> tuple[list[EnvSummary], list[EnvProblem]]:
+        """Bring the index in line with the folders (re-reading changed manifests only)."""
+        try:
+            connection = self._connect()
+            rows = {r[0]: r for r in connection.execute("SELECT * FROM envs")}
+        except sqlite3.DatabaseError:
+            # A corrupt index is only a cache: rebuild it from the manifests.
+            self.path.unlink(missing_ok=True)
+            connection = self._connect()
+            rows = {}
+        summaries: list[EnvSummary] = []
+        problems: list[EnvProblem] = []
+        seen: set[str] = set()
+        with connection:
+            for entry in sorted(os.scandir(root), key=lambda e: e.name):
+                if not entry.is_dir() or entry.name.startswith("."):
+                    continue
+                folder = Path(entry.path)
+                try:
+                    mtime_ns = (folder / "env.json").stat().st_mtime_ns
+                except OSError:
+                    problems.append(EnvProblem(folder, "no env.json (partial or foreign folder)"))
+                    continue
+                row = rows.get(entry.name)
+                if row is not None and row[7] == mtime_ns:
+                    summaries.append(EnvSummary(row[0], row[1], row[2], row[3], row[4], row[5], False, row[6]))
+                    seen.add(entry.name)
+                    continue
+                try:
+                    summary = read_env(folder).summary()
+                except CatalogError as exc:
+                    problems.append(EnvProblem(folder, str(exc)))
+                    continue
+                self._put(connection, summary, mtime_ns)
+                summaries.append(summary)
+                seen.add(entry.name)
+            for stale in set(rows) - seen:
+                connection.execute("DELETE FROM envs WHERE id = ?", (stale,))
+        connection.close()
+        return summaries, problems

@@ -1,0 +1,69 @@
+"""Tasks: an instruction for an agent, the initial state it starts from, and a check.
+
+A check is the source of a function `check(initial, final) -> bool` over canonical states,
+stored as text in `tasks.jsonl` (data, not code in env.py). Checks come from synthesis, so
+they are untrusted like env code: compile them only where env code may run (the verifier's
+sandbox; in-process for the hand-written reference envs and tests).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from catalog.models import Action
+
+__all__ = ["Task", "CheckError", "compile_check"]
+
+
+class CheckError(ValueError):
+    """A task's check is not a valid `check(initial, final)` function, or it failed to run."""
+
+
+class Task(BaseModel):
+    """One line of `tasks.jsonl`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    instruction: str
+    state: str = Field(description="Name of the initial state under states/.")
+    check: str = Field(description="Source of `def check(initial, final) -> bool`.")
+    solution: list[Action] | None = Field(None, description="A reference sequence of actions that solves the task.")
+
+    @field_validator("check")
+    @classmethod
+    def _defines_check(cls, source: str) -> str:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError as exc:
+            raise ValueError(f"check does not parse: {exc}") from exc
+        if not any(isinstance(n, ast.FunctionDef) and n.name == "check" and len(n.args.args) == 2 for n in tree.body):
+            raise ValueError("check must define `def check(initial, final)`")
+        return source
+
+    def evaluate(self, initial: dict[str, Any], final: dict[str, Any]) -> bool:
+        """Run the check; raises CheckError if it crashes or returns a non-bool."""
+        function = compile_check(self.check)
+        try:
+            verdict = function(initial, final)
+        except Exception as exc:
+            raise CheckError(f"Check of task {self.id!r} raised {type(exc).__name__}: {exc}") from exc
+        if not isinstance(verdict, bool):
+            raise CheckError(f"Check of task {self.id!r} returned {type(verdict).__name__}, not bool")
+        return verdict
+
+
+def compile_check(source: str) -> Callable[[dict[str, Any], dict[str, Any]], Any]:
+    """Compile a check's source into its function."""
+    namespace: dict[str, Any] = {}
+    try:
+        exec(compile(source, "<task check>", "exec"), namespace)  # noqa: S102 - see module docstring
+    except Exception as exc:
+        raise CheckError(f"Check source failed to load: {type(exc).__name__}: {exc}") from exc
+    function = namespace.get("check")
+    if not callable(function):
+        raise CheckError("Check source defines no `check` function")
+    return function
