@@ -254,15 +254,15 @@ class ClassRuntime:
         config = _tracking.plain(state)
         journal = _tracking.Journal()
         try:
-            if self.init == "constructor":
-                instance = self._tracked_class(config)
-            else:
+            if self.init == "load_scenario":
                 instance = self._tracked_class()
-                if self.init == "load_scenario":
-                    instance._load_scenario(config)
-                else:
-                    for key, value in config.items():
-                        setattr(instance, key, value)
+                instance._load_scenario(config)
+            else:
+                # EnvScaler's loader: construct (with the config when __init__ takes one), then
+                # set every config key as an attribute, so config keys are attribute names.
+                instance = self._tracked_class(config) if self.init == "constructor" else self._tracked_class()
+                for key, value in _tracking.plain(config).items():
+                    setattr(instance, key, value)
         except Exception as exc:
             raise StateError(f"{self.env_class.__name__} rejected the init config ({self.init}): "
                              f"{type(exc).__name__}: {exc}") from exc
