@@ -89,8 +89,11 @@ class EnvManifest(_Strict):
     rules: list[str] = Field(default_factory=list)
     tools: list[ToolDescriptor] = Field(default_factory=list)
     states: list[str] = Field(default_factory=list, description="Names of the initial states under states/.")
-    init: Literal["auto", "constructor", "setattr", "load_scenario"] = Field(
-        "auto", description="How a class-based env loads its init config."
+    init: Literal["auto", "constructor", "envscaler", "setattr", "load_scenario"] = Field(
+        "auto",
+        description="How a class-based env loads its init config: constructor (cls(config)), envscaler "
+        "(cls(config), then every key set as an attribute, as EnvScaler's loader does), setattr (cls(), then one "
+        "attribute per key), load_scenario (cls(), then _load_scenario(config)); auto picks from the class.",
     )
     failure_exceptions: list[str] = Field(
         default_factory=list,

@@ -13,11 +13,13 @@ Runtimes hold no global state, so one can run inside a sandbox worker process.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import inspect
 import sqlite3
 import sys
+import textwrap
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -230,7 +232,7 @@ def _metadatas(tables: Sequence[type[SQLModel]]) -> list[Any]:
 
 
 # --- class-based envs -------------------------------------------------------------------------
-InitMode = Literal["auto", "constructor", "setattr", "load_scenario"]
+InitMode = Literal["auto", "constructor", "envscaler", "setattr", "load_scenario"]
 
 
 class ClassRuntime:
@@ -257,10 +259,15 @@ class ClassRuntime:
             if self.init == "load_scenario":
                 instance = self._tracked_class()
                 instance._load_scenario(config)
+            elif self.init == "constructor":
+                instance = self._tracked_class(config)
+            elif self.init == "envscaler":
+                # EnvScaler's loader: construct with the config, then set every key as an attribute.
+                instance = self._tracked_class(config)
+                for key, value in _tracking.plain(config).items():
+                    setattr(instance, key, value)
             else:
-                # EnvScaler's loader: construct (with the config when __init__ takes one), then
-                # set every config key as an attribute, so config keys are attribute names.
-                instance = self._tracked_class(config) if self.init == "constructor" else self._tracked_class()
+                instance = self._tracked_class()
                 for key, value in _tracking.plain(config).items():
                     setattr(instance, key, value)
         except Exception as exc:
@@ -336,6 +343,9 @@ def _definition_order(env_class: type) -> list[str]:
 
 
 def _init_mode(env_class: type) -> InitMode:
+    """Pick how to load a config: `_load_scenario` if defined; for a constructor that takes the
+    config, `constructor` if it reads the config and `envscaler` if it ignores it or only stores
+    it (EnvScaler classes); `setattr` when the constructor takes no config."""
     if callable(getattr(env_class, "_load_scenario", None)):
         return "load_scenario"
     try:
@@ -343,7 +353,21 @@ def _init_mode(env_class: type) -> InitMode:
     except (TypeError, ValueError):
         return "setattr"
     required = [p for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return "constructor" if required else "setattr"
+    if not required:
+        return "setattr"
+    return "constructor" if _reads_parameter(env_class.__init__, required[0].name) else "envscaler"
+
+
+def _reads_parameter(function: Callable[..., Any], name: str) -> bool:
+    """True if `function` uses parameter `name` other than storing it as-is (`self.x = name`)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return True
+    stored = {id(node.value) for node in ast.walk(tree)
+              if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == name}
+    return any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in stored
+               for node in ast.walk(tree))
 
 
 def runtime_for(module: ModuleType, kind: Literal["sql", "class"], entry: str | None = None, *,
