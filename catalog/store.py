@@ -4,7 +4,7 @@
     <root>/<env_id>/env.py        the environment module
     <root>/<env_id>/states/*.json initial states
     <root>/<env_id>/tasks.jsonl   tasks with checks
-    <root>/index.sqlite           one row per env, refreshed from manifests whose mtime changed
+    <root>/index.sqlite           one row per env, re-read when the folder's files change
 
 Listing reads manifests only and never imports env.py. An env folder is written under a
 hidden temporary name and renamed into place, so a crash never leaves half an environment; a
@@ -232,7 +232,7 @@ class Catalog:
             shutil.rmtree(staging, ignore_errors=True)
             raise
         handle = read_env(target)
-        self._index().upsert(handle.summary(), (target / "env.json").stat().st_mtime_ns)
+        self._index().upsert(handle.summary(), _stamp(target))
         return handle
 
     def remove(self, env_id: str) -> None:
@@ -257,8 +257,23 @@ def _fsync_tree(folder: Path) -> None:
                 os.fsync(handle.fileno())
 
 
+def _stamp(folder: Path) -> str:
+    """A cheap change marker of an env folder: mtimes of env.json, the folder and states/.
+
+    Adding, removing or renaming files changes a folder's mtime, so a deleted env.py or state
+    file invalidates the cached row; editing env.json changes its own mtime.
+    """
+    stamps = []
+    for path in (folder / "env.json", folder, folder / "states"):
+        try:
+            stamps.append(str(path.stat().st_mtime_ns))
+        except OSError:
+            stamps.append("-")
+    return ":".join(stamps)
+
+
 class CatalogIndex:
-    """SQLite index of a catalog folder: a cache of manifest summaries keyed by env.json mtime."""
+    """SQLite index of a catalog folder: a cache of manifest summaries keyed by a folder stamp."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -267,18 +282,18 @@ class CatalogIndex:
         connection = sqlite3.connect(self.path)
         connection.execute(
             "CREATE TABLE IF NOT EXISTS envs (id TEXT PRIMARY KEY, name TEXT, kind TEXT, topic TEXT, tools INTEGER,"
-            " states INTEGER, path TEXT, mtime_ns INTEGER)"
+            " states INTEGER, path TEXT, stamp TEXT)"
         )
         return connection
 
-    def upsert(self, summary: EnvSummary, mtime_ns: int) -> None:
+    def upsert(self, summary: EnvSummary, stamp: str) -> None:
         with self._connect() as connection:
-            self._put(connection, summary, mtime_ns)
+            self._put(connection, summary, stamp)
 
     @staticmethod
-    def _put(connection: sqlite3.Connection, s: EnvSummary, mtime_ns: int) -> None:
+    def _put(connection: sqlite3.Connection, s: EnvSummary, stamp: str) -> None:
         connection.execute("INSERT OR REPLACE INTO envs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                           (s.id, s.name, s.kind, s.topic, s.tools, s.states, s.path, mtime_ns))
+                           (s.id, s.name, s.kind, s.topic, s.tools, s.states, s.path, stamp))
 
     def delete(self, env_id: str) -> None:
         with self._connect() as connection:
@@ -302,13 +317,9 @@ class CatalogIndex:
                 if not entry.is_dir() or entry.name.startswith("."):
                     continue
                 folder = Path(entry.path)
-                try:
-                    mtime_ns = (folder / "env.json").stat().st_mtime_ns
-                except OSError:
-                    problems.append(EnvProblem(folder, "no env.json (partial or foreign folder)"))
-                    continue
+                stamp = _stamp(folder)
                 row = rows.get(entry.name)
-                if row is not None and row[7] == mtime_ns:
+                if row is not None and row[7] == stamp:
                     summaries.append(EnvSummary(row[0], row[1], row[2], row[3], row[4], row[5], False, row[6]))
                     seen.add(entry.name)
                     continue
@@ -317,7 +328,7 @@ class CatalogIndex:
                 except CatalogError as exc:
                     problems.append(EnvProblem(folder, str(exc)))
                     continue
-                self._put(connection, summary, mtime_ns)
+                self._put(connection, summary, stamp)
                 summaries.append(summary)
                 seen.add(entry.name)
             for stale in set(rows) - seen:

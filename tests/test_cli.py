@@ -1,0 +1,92 @@
+"""The CLI as a user runs it: a subprocess, exit statuses, JSON output."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args, catalog=None, env=None):
+    command = [sys.executable, str(ROOT / "cli.py"), *args]
+    if catalog is not None:
+        command += ["--catalog", str(catalog)]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+def test_help_lists_every_command():
+    out = run("--help")
+    assert out.returncode == 0
+    for command in ("synthesize", "audit-sim", "verify", "constraints", "bench", "catalog", "import", "models"):
+        assert command in out.stdout
+
+
+def test_catalog_list_json_has_the_reference_envs(tmp_path):
+    out = run("catalog", "list", "--json", catalog=tmp_path)
+    assert out.returncode == 0, out.stderr
+    envs = json.loads(out.stdout)
+    kinds = [e["kind"] for e in envs]
+    assert kinds.count("sql") >= 3 and kinds.count("class") >= 1
+    for env in envs:
+        assert {"id", "name", "kind", "tools", "states"} <= env.keys()
+        assert env["tools"] >= 6 and env["states"] >= 2
+
+
+def test_catalog_run_executes_a_write_and_prints_its_delta(tmp_path):
+    out = run("catalog", "run", "library", "borrow_book", "--args", '{"member_id": "M002", "book_id": "B010"}',
+              "--json", catalog=tmp_path)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["outcome"] == "success" and result["state"] == "default"
+    assert {"op": "modify", "path": ["books", "B010", "status"], "value": "on_loan"} in result["delta"]
+    human = run("catalog", "run", "bank", "close_account", "--args", '{"account_id": "A002", "payout_account_id": "A001"}',
+                catalog=tmp_path)
+    assert human.returncode == 0 and "delta (9 ops)" in human.stdout
+
+
+def test_catalog_run_on_the_class_env_and_a_rule_failure(tmp_path):
+    out = run("catalog", "run", "store", "ship_order", "--args", '{"order_id": "O-404", "carrier": "UPS"}', "--json",
+              catalog=tmp_path)
+    assert out.returncode == 0
+    result = json.loads(out.stdout)
+    assert result["outcome"] == "failure" and result["delta"] == []
+
+
+def test_catalog_show(tmp_path):
+    out = run("catalog", "show", "clinic", catalog=tmp_path)
+    assert out.returncode == 0 and "book_appointment(" in out.stdout and "Rules:" in out.stdout
+    data = json.loads(run("catalog", "show", "store", "--json", catalog=tmp_path).stdout)
+    assert data["kind"] == "class" and len(data["tasks"]) >= 3
+
+
+@pytest.mark.parametrize("args, message", [
+    (["catalog", "show", "atlantis"], "Unknown env 'atlantis'. Known: bank"),
+    (["catalog", "run", "library", "get_member", "--args", "{oops"], "--args is not valid JSON"),
+    (["catalog", "run", "library", "get_member", "--state", "nope"], "has no state 'nope'"),
+])
+def test_user_errors_are_one_line_without_traceback(tmp_path, args, message):
+    out = run(*args, catalog=tmp_path)
+    assert out.returncode == 1
+    assert message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_an_invalid_call_exits_3(tmp_path):
+    out = run("catalog", "run", "library", "get_member", "--args", "{}", catalog=tmp_path)
+    assert out.returncode == 3 and "missing a required argument" in out.stdout
+
+
+@pytest.mark.parametrize("command", ["synthesize", "audit-sim", "verify", "constraints", "bench", "import", "models"])
+def test_unbuilt_commands_say_so_and_fail(command, tmp_path):
+    out = run(command, "--n", "200", catalog=tmp_path)
+    assert out.returncode == 2 and "not built yet" in out.stderr
+
+
+def test_a_broken_env_folder_warns_but_listing_works(tmp_path):
+    (tmp_path / "half-written").mkdir()
+    out = run("catalog", "list", "--json", catalog=tmp_path)
+    assert out.returncode == 0
+    assert "skipped" in out.stderr and "half-written" in out.stderr
+    assert len(json.loads(out.stdout)) == 4
