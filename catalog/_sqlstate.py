@@ -189,8 +189,14 @@ class ChangeTracker:
         self.raw = raw
         self.codecs = codecs
         raw.execute(f"CREATE TEMP TABLE IF NOT EXISTS {self.TOUCHED} (tbl TEXT PRIMARY KEY)")
+        self._touched_sql = f"SELECT tbl FROM {self.TOUCHED}"
+        self._sql: dict[str, tuple[str, str, str]] = {}
         for codec in codecs.values():
             self._install(codec)
+            shadow = self.shadow(codec)
+            cols = ", ".join(quote(c) for c in codec.columns)
+            self._sql[codec.name] = (f"SELECT _ef_existed, {cols} FROM {shadow}", codec.select_sql(where_pk=True),
+                                     f"DELETE FROM {shadow}")
         raw.commit()
 
     @staticmethod
@@ -223,23 +229,21 @@ class ChangeTracker:
         Must run in the same transaction as the writes (before commit), so a rollback also
         discards what was recorded.
         """
-        touched = [row[0] for row in self.raw.execute(f"SELECT tbl FROM {self.TOUCHED}")]
+        touched = self.raw.execute(self._touched_sql).fetchall()
         if not touched:
             return []
         ops: list[DeltaOp] = []
-        for name in touched:
+        for (name,) in touched:
             codec = self.codecs[name]
-            shadow = self.shadow(codec)
-            cols = ", ".join(quote(c) for c in codec.columns)
+            read_shadow, read_current, clear_shadow = self._sql[name]
             pk_index = [codec.columns.index(c) for c in codec.pk]
-            current_sql = codec.select_sql(where_pk=True)
-            for existed, *row in self.raw.execute(f"SELECT _ef_existed, {cols} FROM {shadow}").fetchall():
+            for existed, *row in self.raw.execute(read_shadow).fetchall():
                 recorded = codec.record(row)
-                now = self.raw.execute(current_sql, [row[i] for i in pk_index]).fetchone()
+                now = self.raw.execute(read_current, [row[i] for i in pk_index]).fetchone()
                 before = recorded if existed else MISSING
                 after = codec.record(now) if now is not None else MISSING
                 ops.extend(diff_at((name, codec.key_of(recorded)), before, after))
-            self.raw.execute(f"DELETE FROM {shadow}")
+            self.raw.execute(clear_shadow)
         self.raw.execute(f"DELETE FROM {self.TOUCHED}")
         ops.sort(key=lambda op: op.path)
         return ops

@@ -26,6 +26,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Literal, Protocol, Sequence
 
+from sqlalchemy import event
 from sqlmodel import Session, SQLModel
 
 from catalog import _sqlstate, _tracking
@@ -99,9 +100,22 @@ def _as_action(action: Action | dict[str, Any]) -> Action:
     return action if isinstance(action, Action) else Action.model_validate(action)
 
 
-def _bind_error(function: Callable[..., Any], arguments: dict[str, Any]) -> str | None:
+def _signatures(env_class: type, names: Any) -> dict[str, tuple[inspect.Signature, bool]]:
+    """Each tool's signature and whether it takes `self`, computed once (inspect is slow)."""
+    signatures = {}
+    for name in names:
+        static = isinstance(inspect.getattr_static(env_class, name), (staticmethod, classmethod))
+        signatures[name] = (inspect.signature(getattr(env_class, name)), not static)
+    return signatures
+
+
+def _bind_error(signature: tuple[inspect.Signature, bool], arguments: dict[str, Any]) -> str | None:
+    parameters, takes_self = signature
     try:
-        inspect.signature(function).bind(**arguments)
+        if takes_self:
+            parameters.bind(None, **arguments)
+        else:
+            parameters.bind(**arguments)
     except TypeError as exc:
         return str(exc)
     return None
@@ -154,6 +168,7 @@ class SqlRuntime:
         }
         self.tools = {name: describe_tool(name, getattr(env_class, name), kind)
                       for name, kind in env_class.__tools__.items()}
+        self._signatures = _signatures(env_class, self.tools)
         self._templates: dict[str, StateTemplate] = {}
         self._engine, self._raw = _sqlstate.memory_engine()
         self._create_schema(self._engine)
@@ -182,7 +197,13 @@ class SqlRuntime:
             self._session.close()
         self._raw.rollback()
         template.connection.backup(self._raw)
-        self._session = Session(self._engine)
+        # Loaded rows stay in memory across calls (no reload after each commit, and pinned so the
+        # identity map, which holds objects weakly, keeps them): every write goes through this one
+        # session, and a rollback still expires everything, so nothing is served stale.
+        self._session = Session(self._engine, expire_on_commit=False)
+        pinned: list[Any] = []
+        event.listen(self._session, "loaded_as_persistent", lambda _session, obj: pinned.append(obj))
+        event.listen(self._session, "pending_to_persistent", lambda _session, obj: pinned.append(obj))
         self._env = self.env_class(self._session)
 
     def _require_reset(self) -> tuple[Session, Env]:
@@ -197,7 +218,7 @@ class SqlRuntime:
         if action.name not in self.tools:
             return _invalid(f"Unknown tool {action.name!r}. Available: {', '.join(self.tools)}")
         method = getattr(env, action.name)
-        problem = _bind_error(method, action.arguments)
+        problem = _bind_error(self._signatures[action.name], action.arguments)
         if problem:
             return _invalid(f"Bad arguments for {action.name}: {problem}")
         try:
@@ -245,6 +266,7 @@ class ClassRuntime:
         self.tools = {name: describe_tool(name, member, None) for name, member in _public_methods(env_class)}
         if not self.tools:
             raise EnvLoadError(f"{env_class.__name__} has no public methods to use as tools")
+        self._signatures = _signatures(env_class, self.tools)
         self._tracked_class = _tracking.tracked_class(env_class)
         self._instance: Any = None
         self._journal = _tracking.Journal()
@@ -287,7 +309,7 @@ class ClassRuntime:
         if action.name not in self.tools:
             return _invalid(f"Unknown tool {action.name!r}. Available: {', '.join(self.tools)}")
         method = getattr(self._instance, action.name)
-        problem = _bind_error(method, action.arguments)
+        problem = _bind_error(self._signatures[action.name], action.arguments)
         if problem:
             return _invalid(f"Bad arguments for {action.name}: {problem}")
         view, journal = _tracking.StateView(self._instance), self._journal
