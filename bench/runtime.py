@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from catalog.store import Catalog  # noqa: E402
 
-CLOCK = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.timezone.utc)
+CLOCK = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC)
 
 
 def grow_library(rows: int, seed: int = 7) -> dict[str, Any]:
@@ -68,7 +68,7 @@ def free_pairs(state: dict[str, Any], count: int) -> list[tuple[str, str]]:
     """(member, book) pairs where borrowing succeeds: members with room, available books."""
     members = [m for m, r in state["members"].items() if r["active_loans"] < r["max_loans"] - 1]
     books = [b for b, r in state["books"].items() if r["status"] == "available"]
-    return list(zip(members[:count], books[-count:]))
+    return list(zip(members[:count], books[-count:], strict=False))
 
 
 def main() -> None:

@@ -16,9 +16,10 @@ import enum
 import json
 import sqlite3
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -64,7 +65,7 @@ def _from_json_for(python_type: type, timezone: bool) -> Codec:
             if not isinstance(v, str):
                 return v
             parsed = dt.datetime.fromisoformat(v)
-            return parsed.replace(tzinfo=dt.timezone.utc) if timezone and parsed.tzinfo is None else parsed
+            return parsed.replace(tzinfo=dt.UTC) if timezone and parsed.tzinfo is None else parsed
         return to_datetime
     if issubclass(python_type, dt.date):
         return lambda v: dt.date.fromisoformat(v) if isinstance(v, str) else v
@@ -109,7 +110,7 @@ class TableCodec:
             columns=[c.name for c in table.columns],
             pk=pk,
             to_json=[c[0] for c in codecs],
-            from_json={c.name: codec[1] for c, codec in zip(table.columns, codecs)},
+            from_json={c.name: codec[1] for c, codec in zip(table.columns, codecs, strict=True)},
         )
 
     def key_of(self, record: dict[str, Any]) -> str:
@@ -121,7 +122,7 @@ class TableCodec:
 
     def record(self, row: Iterable[Any]) -> dict[str, Any]:
         """Turn a raw SQLite row (columns in table order) into a JSON record."""
-        return {name: codec(value) for name, codec, value in zip(self.columns, self.to_json, row)}
+        return {name: codec(value) for name, codec, value in zip(self.columns, self.to_json, row, strict=True)}
 
     def select_sql(self, where_pk: bool = False) -> str:
         cols = ", ".join(quote(c) for c in self.columns)

@@ -11,7 +11,8 @@ exception). The work follows the size of what changed, not the size of the state
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from catalog.delta import MISSING, DeltaOp, diff_at
 from catalog.jsonable import json_key, to_jsonable

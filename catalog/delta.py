@@ -9,8 +9,9 @@ the whole value, a removed key one `delete`, a changed leaf one `modify`, and a 
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Literal
 
 from catalog.jsonable import json_equal
 

@@ -32,7 +32,8 @@ the same call on the same state always gives the same result.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Callable, ClassVar, Literal, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Literal, TypeVar
 
 from sqlalchemy import Column
 from sqlalchemy.orm import registry
@@ -42,7 +43,7 @@ from catalog.models import ToolKind
 
 __all__ = ["Env", "EnvMeta", "ToolError", "tool", "ok", "fail", "table_base", "DEFAULT_CLOCK", "META_TABLE"]
 
-DEFAULT_CLOCK = dt.datetime(2026, 1, 5, 9, 0, 0, tzinfo=dt.timezone.utc)
+DEFAULT_CLOCK = dt.datetime(2026, 1, 5, 9, 0, 0, tzinfo=dt.UTC)
 META_TABLE = "env_meta"
 _TOOL_MARK = "__envforge_tool__"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -155,7 +156,7 @@ class Env:
         if row is None:
             return DEFAULT_CLOCK
         clock = dt.datetime.fromisoformat(row.value)
-        return clock if clock.tzinfo is not None else clock.replace(tzinfo=dt.timezone.utc)
+        return clock if clock.tzinfo is not None else clock.replace(tzinfo=dt.UTC)
 
     def new_id(self, prefix: str) -> str:
         """Return the next id for `prefix` ('loan' -> 'loan-7') and advance its counter in the state."""

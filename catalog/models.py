@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-class ToolKind(str, enum.Enum):
+class ToolKind(enum.StrEnum):
     """Whether a tool may change state."""
 
     READ = "read"
@@ -118,7 +118,7 @@ class Action(_Strict):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
-class Outcome(str, enum.Enum):
+class Outcome(enum.StrEnum):
     """How a call ended. Only `success` and `failure` are behaviours of a correct env."""
 
     SUCCESS = "success"
@@ -137,6 +137,7 @@ class StepResult:
         outcome: success / failure / crash / invalid.
         state: The full state after the call, only when the caller asked for it.
         info: Diagnostics kept out of the observation (exception type, traceback).
+
     """
 
     observation: Any

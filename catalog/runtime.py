@@ -21,10 +21,11 @@ import sqlite3
 import sys
 import textwrap
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Literal, Protocol, Sequence
+from typing import Any, Literal, Protocol
 
 from sqlalchemy import event
 from sqlmodel import Session, SQLModel
@@ -365,9 +366,12 @@ def _definition_order(env_class: type) -> list[str]:
 
 
 def _init_mode(env_class: type) -> InitMode:
-    """Pick how to load a config: `_load_scenario` if defined; for a constructor that takes the
-    config, `constructor` if it reads the config and `envscaler` if it ignores it or only stores
-    it (EnvScaler classes); `setattr` when the constructor takes no config."""
+    """Pick how a class loads its init config.
+
+    `_load_scenario` if defined; for a constructor that takes the config, `constructor` if it
+    reads the config and `envscaler` if it ignores it or only stores it (EnvScaler classes);
+    `setattr` when the constructor takes no config.
+    """
     if callable(getattr(env_class, "_load_scenario", None)):
         return "load_scenario"
     try:

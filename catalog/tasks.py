@@ -9,7 +9,8 @@ sandbox; in-process for the hand-written reference envs and tests).
 from __future__ import annotations
 
 import ast
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 

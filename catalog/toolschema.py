@@ -12,7 +12,8 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import TypeAdapter
 

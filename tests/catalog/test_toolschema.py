@@ -1,12 +1,12 @@
 import datetime as dt
-from typing import Literal, Optional
+from typing import Literal
 
 from catalog.jsonable import canonical_json, to_jsonable
 from catalog.models import ToolKind
 from catalog.toolschema import describe_tool, parse_docstring
 
 
-def sample(self, name: str, mode: Literal["a", "b"], limit: int = 10, when: Optional[dt.date] = None,
+def sample(self, name: str, mode: Literal["a", "b"], limit: int = 10, when: dt.date | None = None,
            tags: list[str] | None = None, anything=None) -> dict:
     """Do a thing.
 
@@ -45,6 +45,6 @@ def test_docstring_without_args():
 def test_jsonable_handles_python_values():
     from decimal import Decimal
 
-    value = {"t": (1, 2), "d": dt.datetime(2026, 1, 2, 3, 4), "dec": Decimal("1.50"), "n": Decimal("3"), "s": {2, 1}, 5: "five"}
-    assert to_jsonable(value) == {"t": [1, 2], "d": "2026-01-02T03:04:00", "dec": 1.5, "n": 3, "s": [1, 2], "5": "five"}
+    value = {"t": (1, 2), "d": dt.datetime(2026, 1, 2, 3, 4, tzinfo=dt.UTC), "dec": Decimal("1.50"), "n": Decimal("3"), "s": {2, 1}, 5: "five"}
+    assert to_jsonable(value) == {"t": [1, 2], "d": "2026-01-02T03:04:00+00:00", "dec": 1.5, "n": 3, "s": [1, 2], "5": "five"}
     assert canonical_json({"b": 1, "a": "é"}) == '{"a":"é","b":1}'
