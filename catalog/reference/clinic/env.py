@@ -70,7 +70,7 @@ def _parse_time(text: str) -> dt.datetime | None:
         value = dt.datetime.fromisoformat(text)
     except (TypeError, ValueError):
         return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
 
 
 class ClinicEnv(Env):
