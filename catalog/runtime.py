@@ -14,6 +14,7 @@ Runtimes hold no global state, so one can run inside a sandbox worker process.
 from __future__ import annotations
 
 import ast
+import datetime as dt
 import hashlib
 import importlib.util
 import inspect
@@ -28,6 +29,8 @@ from types import ModuleType
 from typing import Any, Literal, Protocol
 
 from sqlalchemy import event
+from sqlalchemy import inspect as sa_inspect
+from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel
 
 from catalog import _sqlstate, _tracking
@@ -37,7 +40,7 @@ from catalog.models import Action, Outcome, StepResult, ToolDescriptor
 from catalog.toolschema import describe_tool
 
 __all__ = ["Runtime", "SqlRuntime", "ClassRuntime", "StateTemplate", "StateError", "EnvLoadError", "load_module",
-           "find_entry", "runtime_for"]
+           "find_entry", "runtime_for", "outcome_of"]
 
 StateError = _sqlstate.StateError
 
@@ -122,7 +125,7 @@ def _bind_error(signature: tuple[inspect.Signature, bool], arguments: dict[str, 
     return None
 
 
-def _outcome_of(observation: Any) -> Outcome:
+def outcome_of(observation: Any) -> Outcome:
     """A dict with `success: False`, or an `error` key and no `success: True`, is a failure."""
     if isinstance(observation, dict):
         if observation.get("success") is False:
@@ -205,6 +208,7 @@ class SqlRuntime:
         pinned: list[Any] = []
         event.listen(self._session, "loaded_as_persistent", lambda _session, obj: pinned.append(obj))
         event.listen(self._session, "pending_to_persistent", lambda _session, obj: pinned.append(obj))
+        event.listen(self._session, "before_flush", _canonicalize_pending)
         self._env = self.env_class(self._session)
 
     def _require_reset(self) -> tuple[Session, Env]:
@@ -227,7 +231,7 @@ class SqlRuntime:
             session.flush()
             delta = self._tracker.collect()
             session.commit()
-            result = StepResult(observation, delta, _outcome_of(observation))
+            result = StepResult(observation, delta, outcome_of(observation))
         except ToolError as exc:
             session.rollback()
             result = StepResult({"success": False, "error": str(exc)}, [], Outcome.FAILURE)
@@ -242,6 +246,45 @@ class SqlRuntime:
         """Return the full current state as canonical JSON."""
         self._require_reset()
         return _sqlstate.snapshot(self._raw, self.codecs)
+
+
+_COERCIONS: dict[type, list[tuple[str, str]]] = {}
+
+
+def _canonicalize_pending(session: Session, _context: Any, _instances: Any) -> None:
+    """Before writing, give assigned values the type the database hands back.
+
+    Objects stay loaded across calls, so an int assigned to a float column (or a +02:00 time to
+    a UTC column) would otherwise be seen as such by later calls while the state holds 12.0 (or
+    the UTC time).
+    """
+    for obj in (*session.new, *session.dirty):
+        cls = type(obj)
+        if cls not in _COERCIONS:
+            plan = []
+            for column in sa_inspect(cls).columns:
+                base = column.type.impl_instance if isinstance(column.type, TypeDecorator) else column.type
+                try:
+                    python_type = base.python_type
+                except NotImplementedError:
+                    continue
+                if python_type is float:
+                    plan.append((column.key, "float"))
+                elif python_type is int:
+                    plan.append((column.key, "int"))
+                elif python_type is dt.datetime and getattr(base, "timezone", False):
+                    plan.append((column.key, "utc"))
+            _COERCIONS[cls] = plan
+        for name, kind in _COERCIONS[cls]:
+            value = obj.__dict__.get(name)
+            if value is None:
+                continue
+            if kind == "float" and isinstance(value, int) and not isinstance(value, bool):
+                setattr(obj, name, float(value))
+            elif kind == "int" and isinstance(value, bool):
+                setattr(obj, name, int(value))
+            elif kind == "utc" and isinstance(value, dt.datetime) and value.utcoffset() not in (None, dt.timedelta(0)):
+                setattr(obj, name, value.astimezone(dt.UTC))
 
 
 def _metadatas(tables: Sequence[type[SQLModel]]) -> list[Any]:
@@ -322,7 +365,7 @@ class ClassRuntime:
             observation = to_jsonable(raw)
             delta = _tracking.delta_of(view, journal)
             _tracking.retrack(view, journal)
-            result = StepResult(observation, delta, _outcome_of(observation))
+            result = StepResult(observation, delta, outcome_of(observation))
         except Exception as exc:
             journal.active = False
             _tracking.rollback(view, journal)

@@ -362,3 +362,24 @@ def test_envscaler_classes_load_every_config_key_over_constructor_defaults():
     assert state["users"] == {"u1": {"name": "A"}} and state["clock"] == "2026-05-05T00:00:00"
     result = runtime.call({"name": "rename", "arguments": {"user_id": "u1", "name": "B"}})
     assert [op.to_dict() for op in result.delta] == [{"op": "modify", "path": ["users", "u1", "name"], "value": "B"}]
+
+
+def test_values_assigned_in_one_call_are_seen_as_stored_in_the_next():
+    class Priced(Env):
+        tables = (Item,)
+
+        @tool(kind="write")
+        def set_price(self, item_id: str) -> dict:
+            """Assign an int to a float column."""
+            self.get(Item, item_id).price = 3
+            return ok()
+
+        @tool(kind="read")
+        def show(self, item_id: str) -> dict:
+            """Format the price."""
+            return ok(message=f"{self.get(Item, item_id).price}")
+
+    runtime = SqlRuntime(Priced)
+    runtime.reset(STATE)
+    runtime.call({"name": "set_price", "arguments": {"item_id": "a"}})
+    assert runtime.call({"name": "show", "arguments": {"item_id": "a"}}).observation["message"] == "3.0"

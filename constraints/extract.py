@@ -1,0 +1,452 @@
+"""Extract a constraint spec from an environment module's source (libcst, no execution).
+
+Per tool: parameters, preconditions (each guard leading to a failure, with its condition and
+its message template; guards inside `self._helper(...)` calls count), effects (each write with
+its target path pattern and operation), read and write sets, declared and inferred kind, the
+result shape, and what the analysis could not follow. The spec also carries the normalized
+program of every tool and helper (constraints.ir), which the spec-only simulator runs.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from constraints.ir import Node, Translator, render, walk
+from constraints.schema import annotation_kind, function_ir, imports_of, literal_values, module_parts, table_of
+
+__all__ = ["extract_spec", "template_regex", "ExtractionError"]
+
+CONTAINER_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "sort",
+                      "reverse", "popitem", "add", "discard"}
+JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "json": "object",
+              "datetime": "string", "date": "string", "decimal": "number"}
+
+
+class ExtractionError(ValueError):
+    """The module cannot be analysed (syntax error, missing entry class)."""
+
+
+def extract_spec(source: str, kind: str, entry: str | None = None, *, failure_exceptions: list[str] | None = None,
+                 declared_kinds: dict[str, str] | None = None) -> dict[str, Any]:
+    """Return the JSON-serializable constraint spec of an env module of either convention."""
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise ExtractionError(f"env source does not parse: {exc}") from exc
+    wrapper = MetadataWrapper(module)
+    translator = Translator(wrapper.module, wrapper)
+    parts = module_parts(translator, wrapper.module)
+    tables = {}
+    models = {}
+    for name, class_node in parts["classes"].items():
+        table = table_of(translator, class_node)
+        if table is not None:
+            tables[table["name"]] = table
+            models[name] = table["name"]
+    env_class = _entry_class(parts["classes"], kind, entry)
+    methods: dict[str, Any] = {}
+    class_constants: dict[str, Node] = {}
+    for statement in env_class.body.body:
+        if isinstance(statement, cst.FunctionDef):
+            methods[statement.name.value] = function_ir(translator, statement)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                    target = small.targets[0].target if isinstance(small, cst.Assign) else small.target
+                    if isinstance(target, cst.Name) and small.value is not None:
+                        class_constants[target.value] = translator.expr(small.value)
+    spec: dict[str, Any] = {
+        "kind": kind, "entry": env_class.name.value, "imports": imports_of(wrapper.module),
+        "constants": parts["constants"], "functions": parts["functions"], "tables": tables, "models": models,
+        "class_constants": class_constants, "methods": methods,
+        "failure_exceptions": sorted(set(failure_exceptions or []) | {"ToolError"}),
+        "state_attributes": _state_attributes(methods.get("__init__")) if kind == "class" else sorted(tables),
+    }
+    tools = _tool_names(methods, kind)
+    spec["tools"] = {name: _tool_spec(spec, name, tools[name], (declared_kinds or {}).get(name)) for name in tools}
+    return spec
+
+
+def _entry_class(classes: dict[str, cst.ClassDef], kind: str, entry: str | None) -> cst.ClassDef:
+    if entry:
+        if entry not in classes:
+            raise ExtractionError(f"no class {entry!r} in the module (classes: {', '.join(classes) or 'none'})")
+        return classes[entry]
+    candidates = [c for c in classes.values() if kind != "sql" or any(
+        isinstance(b.value, cst.Name) and b.value.value == "Env" for b in c.bases)]
+    if len(candidates) != 1:
+        raise ExtractionError(f"cannot tell the env class; name it (candidates: {[c.name.value for c in candidates]})")
+    return candidates[0]
+
+
+def _tool_names(methods: dict[str, Any], kind: str) -> dict[str, str | None]:
+    tools: dict[str, str | None] = {}
+    for name, method in methods.items():
+        if kind == "sql":
+            for decorator in method["decorators"]:
+                match = re.match(r"tool\(\s*kind\s*=\s*['\"](read|write)['\"]\s*\)", decorator)
+                if match:
+                    tools[name] = match.group(1)
+        elif not name.startswith("_"):
+            tools[name] = None
+    return tools
+
+
+def _state_attributes(init: dict[str, Any] | None) -> list[str]:
+    if init is None:
+        return []
+    names = []
+    for node in walk(init["body"]):
+        if node.get("s") == "assign":
+            for target in node["targets"]:
+                if target.get("t") == "attr" and target["obj"] == {"t": "name", "id": "self"}:
+                    if not target["name"].startswith("_") and target["name"] not in names:
+                        names.append(target["name"])
+    return names
+
+
+# --- per tool -------------------------------------------------------------------------------
+def _param_spec(param: dict[str, Any], body: list[Node], constants: dict[str, Node]) -> dict[str, Any]:
+    kind, optional = annotation_kind(param["annotation"])
+    spec: dict[str, Any] = {"name": param["name"], "annotation": param["annotation"],
+                            "json_type": JSON_TYPES.get(kind) if param["annotation"] else None,
+                            "required": not param["has_default"], "nullable": optional and bool(param["annotation"])}
+    if param["has_default"] and param["default"].get("t") == "const":
+        spec["default"] = param["default"]["v"]
+    enum = literal_values(param["annotation"]) or _enum_from_guards(param["name"], body, constants)
+    if enum:
+        spec["enum"] = enum
+    return spec
+
+
+def _enum_from_guards(name: str, body: list[Node], constants: dict[str, Node]) -> list[Any] | None:
+    """`if x not in ("a", "b"): return fail(...)` (or a constant tuple) shows x's allowed values."""
+    for node in walk(body):
+        if node.get("s") != "if" or not _failure_exit(node["body"]):
+            continue
+        test = node["test"]
+        if test.get("t") == "cmp" and test["l"] == {"t": "name", "id": name} and len(test["ops"]) == 1:
+            op, right = test["ops"][0]
+            if op == "not in":
+                if right.get("t") == "name" and right["id"] in constants:
+                    right = constants[right["id"]]
+                if right.get("t") in ("tuple", "list", "set") and all(i.get("t") == "const" for i in right["items"]):
+                    return [i["v"] for i in right["items"]]
+    return None
+
+
+def _failure_exit(block: list[Node]) -> Node | None:
+    """The statement by which a block exits with a failure, if it does."""
+    for statement in block:
+        kind = statement.get("s")
+        if kind == "raise":
+            return statement
+        if kind == "return" and statement["e"] is not None:
+            value = statement["e"]
+            if value.get("t") == "call" and value["fn"] == {"t": "name", "id": "fail"}:
+                return statement
+            if value.get("t") == "dict":
+                keys = {k["v"]: v for k, v in value["items"] if k is not None and k.get("t") == "const"}
+                if keys.get("success") == {"t": "const", "v": False} or ("error" in keys and "success" not in keys):
+                    return statement
+    return None
+
+
+def _message_of(exit_statement: Node) -> Node | None:
+    value = exit_statement["e"]
+    if value is None:
+        return None
+    if exit_statement["s"] == "raise":
+        return value["args"][0] if value.get("t") == "call" and value["args"] else None
+    if value.get("t") == "call":
+        return (value["args"] or [value["kw"].get("message")])[0]
+    keys = {k["v"]: v for k, v in value["items"] if k is not None and k.get("t") == "const"}
+    return keys.get("error")
+
+
+def template_of(message: Node | None) -> dict[str, Any]:
+    """An error message as a template: literal text with named holes."""
+    if message is None:
+        return {"template": "{*}", "holes": ["*"]}
+    if message.get("t") == "const" and isinstance(message["v"], str):
+        return {"template": message["v"].replace("{", "{{").replace("}", "}}"), "holes": []}
+    if message.get("t") == "fstr":
+        text, holes = "", []
+        for part in message["parts"]:
+            if isinstance(part, str):
+                text += part.replace("{", "{{").replace("}", "}}")
+            else:
+                holes.append(part["src"])
+                text += "{" + part["src"] + "}"
+        return {"template": text, "holes": holes}
+    return {"template": "{" + render(message) + "}", "holes": [render(message)]}
+
+
+def template_regex(template: str) -> re.Pattern[str]:
+    """Compile a message template: literal text must match, each hole matches anything."""
+    pattern = ""
+    for literal, hole in re.findall(r"((?:[^{}]|\{\{|\}\})*)(\{[^{}]*\})?", template):
+        pattern += re.escape(literal.replace("{{", "{").replace("}}", "}"))
+        if hole:
+            pattern += ".*?"
+    return re.compile(pattern, re.DOTALL)
+
+
+class _ToolAnalysis:
+    """Walks one tool (and the helpers it calls) collecting guards, effects and reads."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.preconditions: list[dict[str, Any]] = []
+        self.effects: list[dict[str, Any]] = []
+        self.reads: set[str] = set()
+        self.unsupported: list[dict[str, Any]] = []
+        self.helpers: list[str] = []
+        self.returns: list[Node] = []
+
+    # origins: local name -> what it refers to
+    def block(self, body: list[Node], origins: dict[str, Any], via: str | None, depth: int, in_loop: bool) -> None:
+        for statement in body:
+            self.statement(statement, origins, via, depth, in_loop)
+
+    def statement(self, node: Node, origins: dict[str, Any], via: str | None, depth: int, in_loop: bool) -> None:
+        kind = node["s"]
+        self.scan_expr(node, origins, via, node, in_loop)
+        if kind == "if":
+            exit_statement = _failure_exit(node["body"])
+            if exit_statement is not None:
+                self.add_guard(node, exit_statement, via)
+            elif via is not None and node["body"] and node["body"][-1].get("s") == "return":
+                returned = node["body"][-1]["e"]
+                if returned is not None and returned.get("t") in ("const", "fstr") and (
+                        returned.get("t") == "fstr" or isinstance(returned.get("v"), str)):
+                    self.add_guard(node, {"s": "return", "e": returned}, via, message=returned)
+            self.block(node["body"], dict(origins), via, depth, in_loop)
+            self.block(node["orelse"], dict(origins), via, depth, in_loop)
+        elif kind == "for":
+            inner = dict(origins)
+            origin = self.origin_of(node["iter"], origins)
+            if node["target"].get("t") == "name":
+                inner[node["target"]["id"]] = _element_origin(origin)
+            self.block(node["body"], inner, via, depth, True)
+            self.block(node["orelse"], inner, via, depth, in_loop)
+        elif kind == "try":
+            for part in (node["body"], *[h["body"] for h in node["handlers"]], node["orelse"], node["final"]):
+                self.block(part, origins, via, depth, in_loop)
+        elif kind == "assign":
+            origin = self.origin_of(node["value"], origins)
+            for target in node["targets"]:
+                if target.get("t") == "name":
+                    origins[target["id"]] = origin
+                else:
+                    self.write(target, "set", node, origins, via, in_loop)
+        elif kind == "augassign":
+            self.write(node["target"], "modify", node, origins, via, in_loop)
+        elif kind == "del":
+            for target in node["targets"]:
+                self.write(target, "delete", node, origins, via, in_loop)
+        elif kind == "return":
+            if via is None:
+                self.returns.append(node)
+        elif kind == "unsupported":
+            self.unsupported.append({"line": node.get("line"), "src": node.get("src"), "why": node.get("why")})
+
+    def add_guard(self, node: Node, exit_statement: Node, via: str | None, message: Node | None = None) -> None:
+        message = message if message is not None else _message_of(exit_statement)
+        self.preconditions.append({
+            "id": len(self.preconditions), "line": node.get("line"),
+            "condition": {"source": render(node["test"]), "normalized": node["test"]},
+            "message": {**template_of(message), "source": render(message) if message else None},
+            "exit": "raise" if exit_statement["s"] == "raise" else "return",
+            "reads": sorted({n["id"] for n in walk(node["test"]) if n.get("t") == "name" and n["id"] != "self"}),
+            "via": via,
+        })
+
+    def origin_of(self, expr: Node, origins: dict[str, Any]) -> Any:
+        """What an expression refers to: a record of a table, rows of a table, or a state path."""
+        kind = expr.get("t")
+        if kind == "name":
+            return origins.get(expr["id"])
+        if kind == "call":
+            fn = expr["fn"]
+            if fn.get("t") == "attr" and fn["obj"] == {"t": "name", "id": "self"}:
+                if fn["name"] == "get" and len(expr["args"]) == 2:
+                    table = self.table_of(expr["args"][0])
+                    return {"record": table, "key": render(expr["args"][1])} if table else None
+                if fn["name"] == "select" and expr["args"]:
+                    table = self.table_of(expr["args"][0])
+                    return {"records": table} if table else None
+            if fn.get("t") == "name" and fn["id"] in self.spec["models"]:
+                key = expr["kw"].get((self.spec["tables"][self.spec["models"][fn["id"]]]["pk"] or ["id"])[0])
+                return {"record": self.spec["models"][fn["id"]], "key": render(key) if key else "<new>"}
+            if fn.get("t") == "attr" and fn["name"] == "get" and expr["args"]:
+                base = self.origin_of(fn["obj"], origins)
+                if isinstance(base, dict) and "path" in base:
+                    return {"path": [*base["path"], f"<{render(expr['args'][0])}>"]}
+            return None
+        if kind == "sub":
+            base = self.origin_of(expr["obj"], origins)
+            if isinstance(base, dict) and "path" in base:
+                index = expr["index"]
+                key = index["v"] if index.get("t") == "const" and isinstance(index["v"], str) else f"<{render(index)}>"
+                return {"path": [*base["path"], key]}
+            return None
+        if kind == "attr":
+            if expr["obj"] == {"t": "name", "id": "self"} and self.spec["kind"] == "class" and \
+                    expr["name"] not in self.spec["methods"]:
+                return {"path": [expr["name"]]}
+            base = self.origin_of(expr["obj"], origins)
+            if isinstance(base, dict) and "record" in base:
+                return None
+            return None
+        if kind == "comp":
+            return None
+        return None
+
+    def table_of(self, expr: Node) -> str | None:
+        if expr.get("t") == "name" and expr["id"] in self.spec["models"]:
+            return self.spec["models"][expr["id"]]
+        return None
+
+    def write(self, target: Node, op: str, node: Node, origins: dict[str, Any], via: str | None, in_loop: bool) -> None:
+        value = node.get("value")
+        effect = {"line": node.get("line"), "op": op, "path": None, "value": None, "via": via, "in_loop": in_loop}
+        if value is not None:
+            effect["value"] = {"source": render(value), "normalized": value}
+        if target.get("t") == "attr" and target["obj"].get("t") == "name":
+            origin = origins.get(target["obj"]["id"])
+            if isinstance(origin, dict) and "record" in origin:
+                effect["path"] = [origin["record"], f"<{origin['key']}>", target["name"]]
+                effect["op"] = "modify"
+            elif isinstance(origin, dict) and "records" in origin:
+                effect["path"] = [origin["records"], "<*>", target["name"]]
+                effect["op"] = "modify"
+            elif target["obj"]["id"] == "self":
+                if target["name"].startswith("_"):
+                    return
+                effect["path"] = [target["name"]]
+        else:
+            origin = self.origin_of(target, origins)
+            if isinstance(origin, dict) and "path" in origin:
+                effect["path"] = origin["path"]
+        if effect["path"] is None:
+            effect["path"] = [f"<{render(target)}>"]
+            effect["unfollowed"] = "target is not a known record or state path"
+        self.effects.append(effect)
+
+    def scan_expr(self, statement: Node, origins: dict[str, Any], via: str | None, node: Node, in_loop: bool) -> None:
+        """Find calls with effects (add, delete, new_id, container mutators, helpers) and reads."""
+        expressions = [v for k, v in statement.items() if k in ("e", "value", "test", "iter", "targets", "target")]
+        for expr in walk(expressions):
+            kind = expr.get("t")
+            if kind == "unsupported":
+                self.unsupported.append({"line": node.get("line"), "src": expr["src"], "why": expr["why"]})
+            if kind == "attr" and expr["obj"].get("t") == "name":
+                origin = origins.get(expr["obj"]["id"])
+                if isinstance(origin, dict) and ("record" in origin or "records" in origin):
+                    self.reads.add(f"{origin.get('record') or origin.get('records')}.{expr['name']}")
+                elif expr["obj"]["id"] == "self" and self.spec["kind"] == "class" and \
+                        expr["name"] not in self.spec["methods"] and not expr["name"].startswith("_"):
+                    self.reads.add(expr["name"])
+            if kind != "call":
+                continue
+            fn = expr["fn"]
+            if fn.get("t") == "attr" and fn["obj"] == {"t": "name", "id": "self"}:
+                name = fn["name"]
+                if name in ("get", "select") and expr["args"]:
+                    table = self.table_of(expr["args"][0])
+                    if table:
+                        self.reads.add(table)
+                elif name == "add" and expr["args"]:
+                    origin = self.origin_of(expr["args"][0], origins)
+                    table = origin.get("record") if isinstance(origin, dict) else None
+                    key = origin.get("key", "<new>") if isinstance(origin, dict) else "<new>"
+                    self.effects.append({"line": node.get("line"), "op": "add", "path": [table or "<?>", f"<{key}>"],
+                                         "value": {"source": render(expr["args"][0]), "normalized": expr["args"][0]},
+                                         "via": via, "in_loop": in_loop})
+                elif name == "delete" and expr["args"]:
+                    origin = self.origin_of(expr["args"][0], origins)
+                    path = [origin["record"], f"<{origin['key']}>"] if isinstance(origin, dict) and "record" in origin \
+                        else ["<?>"]
+                    self.effects.append({"line": node.get("line"), "op": "delete", "path": path, "value": None,
+                                         "via": via, "in_loop": in_loop})
+                elif name == "new_id":
+                    prefix = render(expr["args"][0]) if expr["args"] else "?"
+                    self.effects.append({"line": node.get("line"), "op": "modify",
+                                         "path": ["env_meta", f"next_id:<{prefix}>", "value"],
+                                         "value": {"source": "counter + 1", "normalized": None}, "via": via,
+                                         "in_loop": in_loop})
+                    self.reads.add("env_meta")
+                elif name == "now":
+                    self.reads.add("env_meta.clock")
+                elif name in self.spec["methods"] and name not in self.helpers:
+                    self.helpers.append(name)
+                    helper = self.spec["methods"][name]
+                    self.block(helper["body"], {}, name, 1, in_loop)
+                elif name == "session" or name not in self.spec["methods"]:
+                    pass
+            elif fn.get("t") == "attr" and fn["name"] in CONTAINER_MUTATORS:
+                origin = self.origin_of(fn["obj"], origins)
+                if isinstance(origin, dict) and "path" in origin:
+                    self.effects.append({"line": node.get("line"), "op": fn["name"], "path": origin["path"],
+                                         "value": {"source": ", ".join(render(a) for a in expr["args"]),
+                                                   "normalized": expr["args"]}, "via": via, "in_loop": in_loop})
+            elif fn.get("t") == "name" and fn["id"] in ("getattr", "setattr", "exec", "eval", "__import__"):
+                self.unsupported.append({"line": node.get("line"), "src": render(expr), "why": "dynamic attribute or code"})
+            elif fn.get("t") == "name" and fn["id"] in self.spec["functions"] and fn["id"] not in self.helpers:
+                self.helpers.append(fn["id"])
+
+
+def _element_origin(origin: Any) -> Any:
+    if isinstance(origin, dict) and "records" in origin:
+        return {"records": origin["records"]}
+    if isinstance(origin, dict) and "path" in origin:
+        return {"path": [*origin["path"], "<*>"]}
+    return None
+
+
+def _result_shape(returns: list[Node]) -> dict[str, Any]:
+    shape: dict[str, set[str]] = {"success": set(), "failure": set(), "other": set()}
+    for statement in returns:
+        value = statement["e"]
+        if value is None:
+            shape["other"].add("None")
+        elif value.get("t") == "call" and value["fn"].get("t") == "name" and value["fn"]["id"] in ("ok", "fail"):
+            if value["fn"]["id"] == "fail":
+                shape["failure"].update({"success", "error"})
+            else:
+                shape["success"].update({"success", *value["kw"], *(["data"] if value["args"] else [])})
+        elif value.get("t") == "dict":
+            keys = {k["v"] for k, _ in value["items"] if k is not None and k.get("t") == "const"}
+            (shape["failure"] if _failure_exit([statement]) else shape["success"]).update(keys)
+        else:
+            shape["other"].add(render(value))
+    return {k: sorted(v) for k, v in shape.items()}
+
+
+def _tool_spec(spec: dict[str, Any], name: str, declared: str | None, override: str | None) -> dict[str, Any]:
+    method = spec["methods"][name]
+    analysis = _ToolAnalysis(spec)
+    origins: dict[str, Any] = {}
+    analysis.block(method["body"], origins, None, 0, False)
+    params = [_param_spec(p, method["body"], spec["constants"]) for p in method["params"] if p["name"] != "self"]
+    write_set = sorted({".".join(p for p in effect["path"][:1] + [effect["path"][-1]]) if len(effect["path"]) > 2
+                        else effect["path"][0] for effect in analysis.effects})
+    inferred = "write" if analysis.effects else "read"
+    declared = override or declared
+    for effect in analysis.effects:
+        if effect.get("in_loop"):
+            effect.setdefault("note", "key computed per loop iteration")
+    return {
+        "name": name, "declared_kind": declared, "inferred_kind": inferred,
+        "kind_mismatch": declared is not None and declared != inferred,
+        "description": method["doc"].split("\n\n")[0], "params": params,
+        "preconditions": analysis.preconditions, "effects": analysis.effects,
+        "read_set": sorted(analysis.reads), "write_set": write_set,
+        "result_shape": _result_shape(analysis.returns), "helpers": analysis.helpers,
+        "unsupported": analysis.unsupported, "line": method["line"],
+    }
