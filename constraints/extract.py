@@ -235,6 +235,13 @@ class _ToolAnalysis:
             self.block(node["body"], inner, via, depth, True)
             self.block(node["orelse"], inner, via, depth, in_loop)
         elif kind == "try":
+            for handler in node["handlers"]:
+                exit_statement = _failure_exit(handler["body"])
+                if exit_statement is not None:
+                    raised = "/".join(handler["types"] or ["any exception"])
+                    body = "; ".join(n.get("src", "") for n in node["body"])
+                    test = {"t": "raises", "types": handler["types"], "src": f"{raised} raised by: {body}"}
+                    self.add_guard({**node, "test": test}, exit_statement, via)
             for part in (node["body"], *[h["body"] for h in node["handlers"]], node["orelse"], node["final"]):
                 self.block(part, origins, via, depth, in_loop)
         elif kind == "assign":

@@ -124,6 +124,13 @@ def _ascii_lower(text: str) -> str:
     return text.translate({c: c + 32 for c in range(65, 91)})
 
 
+def _col(column: Any) -> Any:
+    """`sqlmodel.col(X.y)` only helps type checkers: it returns the column."""
+    if not isinstance(column, ColumnRef):
+        raise Abstain("col() of a non-column")
+    return column
+
+
 SAFE_BUILTINS: dict[str, Any] = {
     "len": len, "round": round, "min": min, "max": max, "abs": abs, "int": int, "float": float, "str": str,
     "bool": bool, "sum": sum, "sorted": sorted, "any": any, "all": all, "list": list, "dict": dict, "set": set,
@@ -138,7 +145,7 @@ DATETIME_MODULE: dict[str, Any] = {"datetime": dt.datetime, "date": dt.date, "ti
 KNOWN_IMPORTS: dict[str, Any] = {
     "datetime": DATETIME_MODULE, **{f"datetime.{k}": v for k, v in DATETIME_MODULE.items()},
     "catalog.envkit.ok": ok, "catalog.envkit.fail": fail, "catalog.envkit.ToolError": ToolError,
-    "sqlmodel.col": lambda column: column, "math": {"floor": math.floor, "ceil": math.ceil},
+    "sqlmodel.col": _col, "math": {"floor": math.floor, "ceil": math.ceil},
     "math.floor": math.floor, "math.ceil": math.ceil, "copy.deepcopy": copy.deepcopy,
     "copy": {"deepcopy": copy.deepcopy},
 }
@@ -192,6 +199,8 @@ class Interpreter:
         self._rows: dict[str, dict[str, Row]] = {}
         self._constants: dict[str, Any] = {}
         self._class_state: dict[str, Any] | None = None
+        self._frames: list[str] = []
+        self.fired: list[tuple[str, int]] = []  # (function, line) of every `if` whose test held
 
     # --- entry point --------------------------------------------------------------------
     def run(self, tool: str, arguments: dict[str, Any]) -> tuple[Any, Outcome, list[DeltaOp]]:
@@ -245,10 +254,13 @@ class Interpreter:
                 if not param["has_default"]:
                     raise Abstain(f"missing argument {param['name']}")
                 local[param["name"]] = self.eval(param["default"], {})
+        self._frames.append(ir["name"])
         try:
             self.block(ir["body"], local)
         except _Return as returned:
             return returned.value
+        finally:
+            self._frames.pop()
         return None
 
     def block(self, body: list[dict[str, Any]], local: dict[str, Any]) -> None:
@@ -273,7 +285,11 @@ class Interpreter:
         elif kind == "return":
             raise _Return(None if node["e"] is None else self.eval(node["e"], local))
         elif kind == "if":
-            self.block(node["body"] if self.truth(self.eval(node["test"], local)) else node["orelse"], local)
+            if self.truth(self.eval(node["test"], local)):
+                self.fired.append((self._frames[-1] if self._frames else "", node.get("line", 0)))
+                self.block(node["body"], local)
+            else:
+                self.block(node["orelse"], local)
         elif kind == "for":
             iterable = self.eval(node["iter"], local)
             items = list(_genuine(iter, iterable))
@@ -566,6 +582,8 @@ class Interpreter:
             return function.call(args, kwargs)
         if isinstance(function, Opaque):
             raise Abstain(f"call into unmodelled code {function.name}")
+        if function is _col:
+            return _col(*args)
         if callable(function) and (function in SAFE_BUILTINS.values() or function in KNOWN_IMPORTS.values()
                                    or function in DATETIME_MODULE.values() or _is_safe_bound(function)):
             if function is sorted and "key" in kwargs:
@@ -573,9 +591,10 @@ class Interpreter:
             if function is isinstance:
                 raise Abstain("isinstance checks are not modelled")
             for value in [*args, *kwargs.values()]:
+                if function in (ok, fail, len, list):
+                    break  # they only wrap or count: records pass through as values
                 if isinstance(value, (Row, ModelRef, ColumnRef, Pred, Function, Opaque, _Self)):
-                    if function not in (len, list, sorted) or isinstance(value, (Row, _Self)):
-                        raise Abstain("builtin applied to a modelled object")
+                    raise Abstain("builtin applied to a modelled object")
             return _genuine(function, *args, **kwargs)
         raise Abstain(f"call of {type(function).__name__}")
 

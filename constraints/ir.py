@@ -297,4 +297,6 @@ def render(node: Any) -> str:
         return ":".join("" if p is None else render(p) for p in node["parts"])
     if kind == "unsupported":
         return f"<unsupported: {node['src']}>"
+    if kind == "raises":
+        return node["src"]
     return f"<{kind}>"

@@ -1,0 +1,267 @@
+"""How complete is an extracted spec? Run the env for real and compare the spec-only simulator.
+
+Calls are generated from the spec and the initial states: every tool with values drawn from the
+states (ids of the collection a parameter names, values of fields of the same name, enum values,
+shifted timestamps), boundary values (empty strings, zero, negatives, huge numbers, unknown ids,
+None for optional parameters), and, for guards not yet seen to fire, short sequences whose first
+calls change the state (e.g. suspend a member, then renew one of their loans). Every executed
+call is a step: the spec-only simulator predicts it from the state before the call and the
+prediction is compared with execution.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import re
+from collections import Counter
+from typing import Any
+
+from catalog.jsonable import json_equal
+from catalog.models import Action, Outcome
+from catalog.store import EnvHandle
+from constraints.extract import extract_spec, template_regex
+from constraints.simulate import SpecSimulator
+
+__all__ = ["spec_of", "completeness", "CompletenessRun"]
+
+TEXT = ["", "   ", "x", "Regular text, with ünïcode ✓", "unknown-id"]
+INTEGERS = [0, 1, 2, 3, 5, 6, 7, -1, 10, 14, 28, 30, 45, 60, 91, 10**12]
+NUMBERS = [0.0, -5.0, 0.5, 1.0, 10.123, 20.0, 100.0, 1e9]
+ISO = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}|$)")
+
+
+def spec_of(handle: EnvHandle) -> dict[str, Any]:
+    """Extract the constraint spec of a catalog env from its source (no import)."""
+    manifest = handle.manifest
+    return extract_spec(handle.source(), manifest.kind, manifest.entry,
+                        failure_exceptions=manifest.failure_exceptions)
+
+
+def _shifted(value: str) -> list[str]:
+    if len(value) == 10:
+        try:
+            day = dt.date.fromisoformat(value)
+        except ValueError:
+            return []
+        return [(day + dt.timedelta(days=d)).isoformat() for d in (1, -1, 365 * 100)]
+    try:
+        moment = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return []
+    shifts = [dt.timedelta(hours=1), dt.timedelta(days=1), dt.timedelta(days=-1), dt.timedelta(days=2),
+              dt.timedelta(days=7), dt.timedelta(minutes=5), dt.timedelta(hours=26), dt.timedelta(days=5)]
+    out = [(moment + s).isoformat() for s in shifts]
+    out += [moment.replace(hour=7, minute=0).isoformat(), moment.replace(hour=17, minute=45).isoformat(),
+            moment.date().isoformat()]
+    return out
+
+
+def _candidates(param: dict[str, Any], state: dict[str, Any]) -> list[Any]:
+    name = param["name"]
+    values: list[Any] = list(param.get("enum") or [])
+    stem = re.sub(r"_(id|code|key)$", "", name).split("_")[-1]
+    for collection_name, collection in state.items():
+        if not isinstance(collection, dict):
+            continue
+        if stem and collection_name.startswith(stem):
+            values.extend(collection)
+        for record in collection.values():
+            if not isinstance(record, dict):
+                continue
+            for field, value in record.items():
+                if isinstance(value, (str, int, float)) and not isinstance(value, bool) and \
+                        (field == name or (len(field) >= 3 and name.endswith(field))):
+                    values.append(value)
+    for value in list(values):
+        if isinstance(value, str) and ISO.match(value):
+            values.extend(_shifted(value))
+    kind = param.get("json_type")
+    if kind == "string":
+        values = [v for v in values if isinstance(v, str)] + TEXT
+    elif kind == "integer":
+        values = [v for v in values if isinstance(v, int) and not isinstance(v, bool)] + INTEGERS
+    elif kind == "number":
+        values = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)] + NUMBERS
+    elif kind == "boolean":
+        values = [True, False]
+    else:
+        values += TEXT[:3] + [0, 1]
+    if param.get("nullable") or not param.get("json_type"):
+        values.append(None)
+    unique: list[Any] = []
+    for value in values:
+        if not any(type(value) is type(u) and value == u for u in unique):
+            unique.append(value)
+    return unique
+
+
+def _fits(param: dict[str, Any], value: Any) -> bool:
+    """Whether a value is well-typed for a parameter (generated calls stay well-typed)."""
+    kind = param.get("json_type")
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    return True
+
+
+class CompletenessRun:
+    """Executes generated calls and scores the spec-only simulator against them."""
+
+    def __init__(self, handle: EnvHandle, *, seed: int = 0, calls_per_tool: int = 12, search_budget: int = 3000) -> None:
+        self.handle = handle
+        self.spec = spec_of(handle)
+        self.simulator = SpecSimulator(self.spec)
+        self.runtime = handle.runtime()
+        self.rng = random.Random(seed)
+        self.calls_per_tool = calls_per_tool
+        self.search_budget = search_budget
+        self.states = {name: handle.state(name) for name in handle.state_names()}
+        self.counts: Counter[str] = Counter()
+        self.abstain_reasons: Counter[str] = Counter()
+        self.wrong_examples: list[dict[str, Any]] = []
+        self.triggered: set[tuple[str, int]] = set()
+        self.successful_writes: dict[str, list[Action]] = {name: [] for name in self.states}
+        # A guard is a place in the code: one in a helper shared by several tools counts once.
+        self.guards = {(p["via"] or tool, p["line"]): p for tool, spec in self.spec["tools"].items()
+                       for p in spec["preconditions"]}
+        self.guard_tools = {}
+        for tool, spec in self.spec["tools"].items():
+            for p in spec["preconditions"]:
+                self.guard_tools.setdefault((p["via"] or tool, p["line"]), set()).add(tool)
+
+    # --- generation -----------------------------------------------------------------------
+    def arguments(self, tool: str, state: dict[str, Any], boundary: bool) -> dict[str, Any]:
+        """Draw arguments; half the time several come from one record (a doctor and a time of
+        the same appointment), since guards such as overlaps need values that belong together."""
+        arguments: dict[str, Any] = {}
+        together = self._record_values(state) if self.rng.random() < 0.5 else {}
+        for param in self.spec["tools"][tool]["params"]:
+            if not param["required"] and self.rng.random() < 0.4:
+                continue
+            if param["name"] in together and self.rng.random() < 0.8 and _fits(param, together[param["name"]]):
+                arguments[param["name"]] = together[param["name"]]
+                continue
+            options = _candidates(param, state)
+            if not boundary:
+                realistic = [o for o in options if o not in TEXT and o not in INTEGERS[-1:] and o not in NUMBERS[-1:]]
+                options = realistic or options
+            arguments[param["name"]] = self.rng.choice(options)
+        return arguments
+
+    def _record_values(self, state: dict[str, Any]) -> dict[str, Any]:
+        """Parameter values taken from one random record: its fields and its key as `<stem>_id`."""
+        collections = [(name, c) for name, c in sorted(state.items()) if isinstance(c, dict) and c]
+        if not collections:
+            return {}
+        name, collection = self.rng.choice(collections)
+        key = self.rng.choice(sorted(collection))
+        record = collection[key]
+        values: dict[str, Any] = {}
+        stem = name[:-1] if name.endswith("s") else name
+        for param in {p["name"] for t in self.spec["tools"].values() for p in t["params"]}:
+            if param in (f"{stem}_id", f"{stem}_code", stem):
+                values[param] = key
+            elif isinstance(record, dict):
+                for field, value in record.items():
+                    if value is not None and (field == param or (len(field) >= 3 and param.endswith(field))):
+                        values[param] = value
+        return values
+
+    def run(self) -> dict[str, Any]:
+        tools = sorted(self.spec["tools"])
+        for state_name in sorted(self.states):
+            for tool in tools:
+                for index in range(self.calls_per_tool):
+                    action = Action(name=tool, arguments=self.arguments(tool, self.states[state_name], index % 3 == 2))
+                    self.sequence(state_name, [action])
+        for _ in range(self.search_budget):
+            missing = [key for key in self.guards if key not in self.triggered]
+            if not missing:
+                break
+            tool = self.rng.choice(sorted({t for key in missing for t in self.guard_tools[key]}))
+            state_name = self.rng.choice(sorted(self.states))
+            pool = self.successful_writes[state_name]
+            prefix = self.rng.sample(pool, k=min(len(pool), self.rng.randint(0, 3)))
+            action = Action(name=tool, arguments=self.arguments(tool, self.states[state_name], self.rng.random() < 0.3))
+            self.sequence(state_name, [*prefix, action])
+        return self.report()
+
+    # --- evaluation -------------------------------------------------------------------------
+    def sequence(self, state_name: str, actions: list[Action]) -> None:
+        self.runtime.reset(self.states[state_name])
+        for position, action in enumerate(actions):
+            before = self.runtime.snapshot()
+            prediction = self.simulator.predict(before, action)
+            result = self.runtime.call(action)
+            self.counts["steps"] += 1
+            if prediction.abstained:
+                self.counts["abstained"] += 1
+                self.abstain_reasons[prediction.reason or "?"] += 1
+            elif json_equal(prediction.observation, result.observation) and prediction.delta == result.delta:
+                self.counts["exact"] += 1
+            else:
+                self.counts["wrong"] += 1
+                if len(self.wrong_examples) < 5:
+                    self.wrong_examples.append({
+                        "state": state_name, "action": action.model_dump(), "predicted": prediction.observation,
+                        "observed": result.observation, "predicted_delta": [o.to_dict() for o in prediction.delta],
+                        "observed_delta": [o.to_dict() for o in result.delta]})
+            if result.outcome is Outcome.FAILURE:
+                self.failure(action, result.observation, prediction)
+            elif result.outcome is Outcome.SUCCESS and result.delta and position == len(actions) - 1:
+                self._remember(state_name, action)
+            if result.outcome is Outcome.CRASH:
+                self.counts["crashes"] += 1
+
+    def _remember(self, state_name: str, action: Action) -> None:
+        """Keep a bounded, varied pool of state-changing calls to use as prefixes (reservoir)."""
+        pool = self.successful_writes[state_name]
+        self.counts[f"writes:{state_name}"] += 1
+        if action in pool:
+            return
+        if len(pool) < 40:
+            pool.append(action)
+        else:
+            slot = self.rng.randrange(self.counts[f"writes:{state_name}"])
+            if slot < len(pool):
+                pool[slot] = action
+
+    def failure(self, action: Action, observation: Any, prediction: Any) -> None:
+        self.counts["failures"] += 1
+        tool = self.spec["tools"][action.name]
+        message = observation.get("error") if isinstance(observation, dict) else None
+        explaining = [p for p in tool["preconditions"] if p["message"]["holes"] != [p["message"]["template"].strip("{}")]
+                      and isinstance(message, str) and template_regex(p["message"]["template"]).fullmatch(message)]
+        if explaining:
+            self.counts["failures_explained"] += 1
+        fired = set(prediction.fired) if not prediction.abstained else set()
+        by_trace = [p for p in tool["preconditions"] if (p["via"] or action.name, p["line"]) in fired]
+        for precondition in by_trace or explaining:
+            self.triggered.add((precondition["via"] or action.name, precondition["line"]))
+
+    def report(self) -> dict[str, Any]:
+        steps = self.counts["steps"]
+        untriggered = [f"{where} line {line}: {self.guards[(where, line)]['condition']['source']}"
+                       for where, line in sorted(self.guards) if (where, line) not in self.triggered]
+        return {
+            "env": self.handle.id, "kind": self.spec["kind"], "steps": steps, "exact": self.counts["exact"],
+            "abstained": self.counts["abstained"], "wrong": self.counts["wrong"],
+            "exact_rate": round(self.counts["exact"] / steps, 4) if steps else 0.0,
+            "guards_total": len(self.guards), "guards_triggered": len(self.guards) - len(untriggered),
+            "failures": self.counts["failures"], "failures_explained": self.counts["failures_explained"],
+            "crashes": self.counts["crashes"],
+            "untriggered_guards": untriggered,
+            "top_abstain_reasons": dict(self.abstain_reasons.most_common(5)),
+            "wrong_examples": self.wrong_examples,
+        }
+
+
+def completeness(handle: EnvHandle, *, seed: int = 0) -> dict[str, Any]:
+    """Run the completeness measurement of one env (deterministic for a seed)."""
+    return CompletenessRun(handle, seed=seed).run()
