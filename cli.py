@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from catalog.delta import DeltaOp
@@ -18,9 +19,7 @@ PENDING = {
     "synthesize": ("make new environments with the LangGraph pipeline (offline by default)", 5),
     "audit-sim": ("measure a simulator model against execution (FM/CM per stratum)", 6),
     "verify": ("run the quality gate on catalog environments (sandbox, property tests)", 4),
-    "constraints": ("print libcst constraint specs; --completeness measures them", 3),
     "bench": ("export/import verified benchmark samples (EnvSimBench format, JSONL)", 6),
-    "import": ("turn an external class-based environment into a catalog env", 3),
     "models": ("list the model registry and whether each endpoint answers", 5),
 }
 
@@ -123,6 +122,101 @@ def cmd_catalog_run(args: argparse.Namespace) -> int:
     return 0 if result.outcome.value in ("success", "failure") else 3
 
 
+def _print_spec(spec: dict[str, Any], env_id: str) -> None:
+    print(f"Constraint spec of {env_id} ({spec['kind']} env, class {spec['entry']})")
+    for tool in spec["tools"].values():
+        kind = tool["inferred_kind"] if tool["declared_kind"] is None else f"declared {tool['declared_kind']}"
+        mismatch = f"  KIND MISMATCH: declared {tool['declared_kind']} but it writes" if tool["kind_mismatch"] \
+            and tool["inferred_kind"] == "write" else ("  KIND MISMATCH: declared write but it writes nothing"
+                                                       if tool["kind_mismatch"] else "")
+        print(f"\n{tool['name']} [{kind}, inferred {tool['inferred_kind']}]{mismatch}")
+        params = ", ".join(f"{p['name']}{'' if p['required'] else '?'}: {p['json_type'] or 'any'}"
+                           + (f" in {p['enum']}" if p.get("enum") else "") for p in tool["params"])
+        print(f"  params: {params or '-'}")
+        for pre in tool["preconditions"]:
+            via = f" (via {pre['via']})" if pre["via"] else ""
+            print(f"  guard L{pre['line']}{via}: if {pre['condition']['source']} -> {pre['message']['template']!r}")
+        for effect in tool["effects"]:
+            path = "/".join(effect["path"])
+            value = f" = {effect['value']['source']}" if effect.get("value") else ""
+            notes = [n for n in (f"via {effect['via']}" if effect["via"] else "", effect.get("note", ""),
+                                 effect.get("unfollowed", "")) if n]
+            print(f"  effect L{effect['line']}: {effect['op']} {path}{value}" + (f"  [{'; '.join(notes)}]" if notes else ""))
+        print(f"  reads: {', '.join(tool['read_set']) or '-'} | writes: {', '.join(tool['write_set']) or '-'}")
+        shape = tool["result_shape"]
+        print(f"  result: success {shape['success']} / failure {shape['failure']}"
+              + (f" / other {shape['other']}" if shape["other"] else ""))
+        for item in tool["unsupported"]:
+            print(f"  NOT FOLLOWED L{item['line']}: {item['src']} ({item['why']})")
+
+
+def cmd_constraints(args: argparse.Namespace) -> int:
+    from constraints.completeness import completeness, spec_of
+
+    catalog = _catalog(args)
+    if args.completeness:
+        if args.env_id and args.env:
+            raise UserError("give the env either as ENV_ID or with --env, not both")
+        ids = [args.env or args.env_id] if (args.env or args.env_id) else [s.id for s in catalog.list()[0]]
+        reports = []
+        for env_id in ids:
+            print(f"measuring {env_id} ...", file=sys.stderr)
+            reports.append(completeness(catalog.get(env_id), seed=args.seed))
+        keys = ["steps", "exact", "abstained", "wrong", "guards_total", "guards_triggered", "failures",
+                "failures_explained", "crashes"]
+        if len(reports) == 1:
+            out: dict[str, Any] = reports[0]
+        else:
+            out = {key: sum(r[key] for r in reports) for key in keys}
+            out["envs"] = reports
+        if args.json:
+            _print_json(out)
+            return 0
+        print(f"{'ENV':<12} {'STEPS':>6} {'EXACT':>6} {'ABST':>5} {'WRONG':>5} {'EXACT%':>7} {'GUARDS':>9} {'EXPLAINED':>11}")
+        for r in reports:
+            print(f"{r['env']:<12} {r['steps']:>6} {r['exact']:>6} {r['abstained']:>5} {r['wrong']:>5} "
+                  f"{100 * r['exact_rate']:>6.1f}% {r['guards_triggered']:>4}/{r['guards_total']:<4} "
+                  f"{r['failures_explained']:>5}/{r['failures']:<5}")
+            for guard in r["untriggered_guards"]:
+                print(f"    never triggered: {guard}")
+            for reason, count in r["top_abstain_reasons"].items():
+                print(f"    abstained {count}x: {reason}")
+        return 0 if all(r["wrong"] == 0 for r in reports) else 4
+    if not args.env_id:
+        raise UserError("name an env (python cli.py constraints library) or pass --completeness")
+    spec = spec_of(catalog.get(args.env_id))
+    if args.json:
+        _print_json({"env": args.env_id, "kind": spec["kind"], "entry": spec["entry"], "tables": spec["tables"],
+                     "tools": spec["tools"]})
+    else:
+        _print_spec(spec, args.env_id)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from catalog.importer import import_class_env
+
+    report = import_class_env(Path(args.path), _catalog(args), class_name=args.class_name,
+                              configs=[Path(c) for c in args.config or []], env_id=args.id, replace=args.replace)
+    handle = report.handle
+    if report.optional_missing:
+        print(f"warning: optional imports not installed (the module's fallback is used): "
+              f"{', '.join(report.optional_missing)}", file=sys.stderr)
+    if args.json:
+        _print_json({"id": handle.id, "path": str(handle.path), "files": report.files, "states": handle.state_names(),
+                     "tools": [t.name for t in handle.manifest.tools], "failure_exceptions": report.failure_exceptions,
+                     "optional_missing": report.optional_missing})
+        return 0
+    print(f"Imported {handle.manifest.entry} as {handle.id} into {handle.path}")
+    print(f"  files: {', '.join(report.files)}")
+    print(f"  tools ({len(handle.manifest.tools)}): {', '.join(t.name for t in handle.manifest.tools)}")
+    print(f"  states: {', '.join(handle.state_names())}")
+    if report.failure_exceptions:
+        print(f"  raised exceptions treated as rule failures: {', '.join(report.failure_exceptions)}")
+    print(f"Next: python cli.py constraints --completeness --env {handle.id}")
+    return 0
+
+
 def cmd_pending(args: argparse.Namespace) -> int:
     what, issue = PENDING[args.command]
     print(f"envforge {args.command} ({what}) is not built yet; it is tracked in issue {issue}. "
@@ -162,6 +256,36 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--show-state", action="store_true", help="also print the full state after the call")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.set_defaults(handler=cmd_catalog_run)
+
+    constraints = commands.add_parser(
+        "constraints", parents=[common], help="print constraint specs from tool source; --completeness measures them",
+        description="Print the constraint spec that libcst extraction gives for each tool of ENV_ID (no env code is "
+                    "run), or with --completeness execute generated calls and compare the spec-only simulator with "
+                    "execution. Exit status 4 if the simulator was ever wrong without abstaining.")
+    constraints.add_argument("env_id", metavar="ENV_ID", nargs="?", help="environment id, e.g. library")
+    constraints.add_argument("--json", action="store_true", help="print JSON")
+    constraints.add_argument("--completeness", action="store_true",
+                             help="measure spec completeness by execution (all envs unless --env; runs env code "
+                                  "in-process)")
+    constraints.add_argument("--env", metavar="ENV_ID", help="with --completeness: only this env")
+    constraints.add_argument("--seed", type=int, default=0, help="seed of the generated calls (default: 0)")
+    constraints.set_defaults(handler=cmd_constraints)
+
+    importer = commands.add_parser(
+        "import", parents=[common], help="turn an external class-based environment into a catalog env",
+        description="Copy PATH.py (and the sibling modules it imports) into a new catalog env, load the class with "
+                    "each init config to check it works, and register it. The module is imported in-process: "
+                    "import only code you trust until the sandbox lands.")
+    importer.add_argument("path", metavar="PATH.py", help="module defining the environment class")
+    importer.add_argument("--class", dest="class_name", metavar="NAME", help="the env class (default: the only "
+                          "class with public methods)")
+    importer.add_argument("--config", action="append", metavar="CONFIG.json",
+                          help="init config (repeatable); one state per file, or per item of a JSON list; an "
+                               "EnvScaler record's init_config is used")
+    importer.add_argument("--id", metavar="ENV_ID", help="catalog id (default: from the class name)")
+    importer.add_argument("--replace", action="store_true", help="overwrite an existing env with this id")
+    importer.add_argument("--json", action="store_true", help="print the result as JSON")
+    importer.set_defaults(handler=cmd_import)
 
     for name, (what, issue) in PENDING.items():
         pending = commands.add_parser(name, parents=[common], help=f"{what} [not built yet: issue {issue}]")

@@ -69,18 +69,26 @@ def load_module(path: Path, name: str | None = None) -> ModuleType:
     if spec is None or spec.loader is None:
         raise EnvLoadError(f"Cannot import {path}: not a Python module")
     module = importlib.util.module_from_spec(spec)
+    folder = path.parent
+    # Helper modules beside env.py are this env's own: hide same-named modules other envs loaded,
+    # and forget this env's after loading (the env module keeps its references).
+    local_names = {p.stem for p in folder.glob("*.py") if p != path} | \
+        {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+    stashed = {k: v for k, v in sys.modules.items() if k.split(".")[0] in local_names}
+    for key in stashed:
+        del sys.modules[key]
     sys.modules[name] = module
-    added = str(path.parent) not in sys.path
-    if added:
-        sys.path.insert(0, str(path.parent))
+    sys.path.insert(0, str(folder))
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
         sys.modules.pop(name, None)
         raise EnvLoadError(f"Importing {path} failed: {type(exc).__name__}: {exc}") from exc
     finally:
-        if added:
-            sys.path.remove(str(path.parent))
+        sys.path.remove(str(folder))
+        for key in [k for k in sys.modules if k.split(".")[0] in local_names]:
+            del sys.modules[key]
+        sys.modules.update(stashed)
     return module
 
 

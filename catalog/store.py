@@ -200,8 +200,12 @@ class Catalog:
 
     # --- writing ------------------------------------------------------------------------
     def write_env(self, manifest: EnvManifest, env_source: str, states: dict[str, dict[str, Any]],
-                  tasks: Iterable[Task] = (), *, replace: bool = False) -> EnvHandle:
+                  tasks: Iterable[Task] = (), *, replace: bool = False,
+                  extra_files: dict[str, str] | None = None) -> EnvHandle:
         """Write a complete env atomically; the manifest's states and content_hash are filled in.
+
+        `extra_files` are helper modules env.py imports (relative path -> text), e.g. for
+        imported envs.
 
         Raises CatalogError if the id is a reference env's, or exists and `replace` is False.
         """
@@ -215,6 +219,12 @@ class Catalog:
         try:
             (staging / "states").mkdir()
             (staging / "env.py").write_text(env_source, encoding="utf-8")
+            for relative, text in sorted((extra_files or {}).items()):
+                target_file = (staging / relative).resolve()
+                if staging.resolve() not in target_file.parents:
+                    raise CatalogError(f"extra file {relative!r} would land outside the env folder")
+                target_file.parent.mkdir(parents=True, exist_ok=True)
+                target_file.write_text(text, encoding="utf-8")
             for name, state in sorted(states.items()):
                 _write_json(staging / "states" / f"{name}.json", to_jsonable(state))
             lines = [t.model_dump_json(exclude_none=True) for t in tasks]

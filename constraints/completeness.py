@@ -137,8 +137,11 @@ class CompletenessRun:
 
     # --- generation -----------------------------------------------------------------------
     def arguments(self, tool: str, state: dict[str, Any], boundary: bool) -> dict[str, Any]:
-        """Draw arguments; half the time several come from one record (a doctor and a time of
-        the same appointment), since guards such as overlaps need values that belong together."""
+        """Draw arguments for one call.
+
+        Half the time several come from one record (a doctor and a time of the same
+        appointment), since guards such as overlaps need values that belong together.
+        """
         arguments: dict[str, Any] = {}
         together = self._record_values(state) if self.rng.random() < 0.5 else {}
         for param in self.spec["tools"][tool]["params"]:

@@ -90,6 +90,8 @@ class ModelRef:
 
 
 class ColumnRef:
+    """A column of a table used in a query (`Member.email`)."""
+
     def __init__(self, table: str, field: str) -> None:
         self.table, self.field = table, field
 
@@ -102,6 +104,8 @@ class Pred:
 
 
 class Order:
+    """An ORDER BY item: a column and its direction."""
+
     def __init__(self, column: ColumnRef, descending: bool) -> None:
         self.column, self.descending = column, descending
 

@@ -214,8 +214,8 @@ class Translator:
         if isinstance(node, cst.Continue):
             return {"s": "continue"}
         if isinstance(node, cst.Del):
-            targets = node.target.elements if isinstance(node.target, cst.Tuple) else [node.target]
-            return {"s": "del", "targets": [self.target(getattr(t, "value", t)) for t in targets]}
+            targets = [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]
+            return {"s": "del", "targets": [self.target(t) for t in targets]}
         return {"s": "unsupported", "why": type(node).__name__}
 
     def compound(self, node: cst.CSTNode) -> Node:
@@ -238,8 +238,11 @@ class Translator:
             for handler in node.handlers:
                 types: list[str] | None = None
                 if handler.type is not None:
-                    elements = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
-                    types = [self.source(getattr(e, "value", e)).split(".")[-1] for e in elements]
+                    if isinstance(handler.type, cst.Tuple):
+                        elements = [e.value for e in handler.type.elements]
+                    else:
+                        elements = [handler.type]
+                    types = [self.source(e).split(".")[-1] for e in elements]
                 name = handler.name.name.value if handler.name is not None else None  # type: ignore[union-attr]
                 handlers.append({"types": types, "name": name, "body": self.block(handler.body)})
             return {"s": "try", "body": self.block(node.body), "handlers": handlers,

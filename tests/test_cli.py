@@ -78,7 +78,7 @@ def test_an_invalid_call_exits_3(tmp_path):
     assert out.returncode == 3 and "missing a required argument" in out.stdout
 
 
-@pytest.mark.parametrize("command", ["synthesize", "audit-sim", "verify", "constraints", "bench", "import", "models"])
+@pytest.mark.parametrize("command", ["synthesize", "audit-sim", "verify", "bench", "models"])
 def test_unbuilt_commands_say_so_and_fail(command, tmp_path):
     out = run(command, "--n", "200", catalog=tmp_path)
     assert out.returncode == 2 and "not built yet" in out.stderr
@@ -90,3 +90,27 @@ def test_a_broken_env_folder_warns_but_listing_works(tmp_path):
     assert out.returncode == 0
     assert "skipped" in out.stderr and "half-written" in out.stderr
     assert len(json.loads(out.stdout)) == 4
+
+
+def test_constraints_spec_and_completeness(tmp_path):
+    out = run("constraints", "library", catalog=tmp_path)
+    assert out.returncode == 0 and "guard L" in out.stdout and "effect L" in out.stdout
+    spec = json.loads(run("constraints", "store", "--json", catalog=tmp_path).stdout)
+    assert spec["tools"]["checkout"]["inferred_kind"] == "write"
+    report = run("constraints", "--completeness", "--env", "store", "--json", catalog=tmp_path)
+    assert report.returncode == 0, report.stderr
+    data = json.loads(report.stdout)
+    assert {"steps", "exact", "abstained", "wrong", "guards_total", "guards_triggered", "failures_explained"} <= data.keys()
+    assert data["wrong"] == 0
+
+
+def test_import_command(tmp_path):
+    fixture = ROOT / "tests" / "fixtures" / "external" / "bookshop"
+    out = run("import", str(fixture / "bookshop_env.py"), "--config", str(fixture / "shop_config.json"),
+              "--id", "shop", catalog=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "Imported BookshopSystem as shop" in out.stdout
+    listed = json.loads(run("catalog", "list", "--json", catalog=tmp_path).stdout)
+    assert "shop" in [e["id"] for e in listed]
+    again = run("import", str(fixture / "bookshop_env.py"), "--id", "shop", catalog=tmp_path)
+    assert again.returncode == 1 and "already exists" in again.stderr

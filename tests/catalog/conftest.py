@@ -1,17 +1,1 @@
-import pytest
-
-from catalog.store import Catalog
-
-REFERENCE_IDS = ["library", "bank", "clinic", "store"]
-SQL_IDS = ["library", "bank", "clinic"]
-
-
-@pytest.fixture(scope="session")
-def reference():
-    return Catalog(root="/nonexistent-envforge-catalog")
-
-
-@pytest.fixture(scope="session")
-def runtimes(reference):
-    """One runtime per reference env, shared by the session (imports are the slow part)."""
-    return {env_id: reference.get(env_id).runtime() for env_id in REFERENCE_IDS}
+from ..conftest import REFERENCE_IDS, SQL_IDS  # noqa: F401 - re-exported for the test modules
