@@ -1,4 +1,12 @@
-"""Static understanding of tool code: libcst extraction of constraint specs, the spec-only simulator.
+"""Static understanding of tool code: libcst constraint specs and the spec-only simulator.
 
-Not built yet (issue 3). Depends only on `catalog`.
+Depends only on `catalog`. Extraction reads source and never imports it; the completeness
+measurement runs env code through the catalog runtime.
 """
+
+from constraints.completeness import completeness, spec_of
+from constraints.extract import ExtractionError, extract_spec, template_regex
+from constraints.simulate import Prediction, SpecSimulator
+
+__all__ = ["extract_spec", "ExtractionError", "template_regex", "SpecSimulator", "Prediction", "completeness",
+           "spec_of"]
