@@ -30,6 +30,7 @@ from typing import Any, Literal, Protocol
 
 from sqlalchemy import event
 from sqlalchemy import inspect as sa_inspect
+from sqlalchemy.orm import sessionmaker
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel
 
@@ -185,6 +186,10 @@ class SqlRuntime:
         self._engine, self._raw = _sqlstate.memory_engine()
         self._create_schema(self._engine)
         self._tracker = _sqlstate.ChangeTracker(self._raw, self.codecs)
+        self._sessions = sessionmaker(self._engine, class_=Session, expire_on_commit=False)
+        event.listen(self._sessions, "loaded_as_persistent", _pin)
+        event.listen(self._sessions, "pending_to_persistent", _pin)
+        event.listen(self._sessions, "before_flush", _canonicalize_pending)
         self._session: Session | None = None
         self._env: Env | None = None
 
@@ -212,11 +217,7 @@ class SqlRuntime:
         # Loaded rows stay in memory across calls (no reload after each commit, and pinned so the
         # identity map, which holds objects weakly, keeps them): every write goes through this one
         # session, and a rollback still expires everything, so nothing is served stale.
-        self._session = Session(self._engine, expire_on_commit=False)
-        pinned: list[Any] = []
-        event.listen(self._session, "loaded_as_persistent", lambda _session, obj: pinned.append(obj))
-        event.listen(self._session, "pending_to_persistent", lambda _session, obj: pinned.append(obj))
-        event.listen(self._session, "before_flush", _canonicalize_pending)
+        self._session = self._sessions()
         self._env = self.env_class(self._session)
 
     def _require_reset(self) -> tuple[Session, Env]:
@@ -254,6 +255,11 @@ class SqlRuntime:
         """Return the full current state as canonical JSON."""
         self._require_reset()
         return _sqlstate.snapshot(self._raw, self.codecs)
+
+
+def _pin(session: Session, obj: Any) -> None:
+    """Keep a strong reference: the identity map holds objects weakly, and reloading is slow."""
+    session.info.setdefault("pinned", []).append(obj)
 
 
 _COERCIONS: dict[type, list[tuple[str, str]]] = {}

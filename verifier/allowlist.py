@@ -1,0 +1,38 @@
+"""What env code may import, and the static check done before any env code is loaded."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ALLOWED_IMPORTS = frozenset({
+    "__future__", "abc", "collections", "copy", "dataclasses", "datetime", "decimal", "enum", "fractions",
+    "functools", "itertools", "json", "math", "operator", "random", "re", "statistics", "string", "typing",
+    "typing_extensions", "uuid", "zoneinfo", "textwrap", "numbers", "bisect", "heapq",
+    "sqlmodel", "sqlalchemy", "pydantic", "pydantic_core", "annotated_types", "catalog",
+})
+
+
+def check_imports(env_dir: Path) -> list[str]:
+    """Imports in the env's modules that are neither allowed nor the env's own helper modules."""
+    local = {p.stem for p in env_dir.glob("*.py")} | {p.name for p in env_dir.iterdir() if (p / "__init__.py").is_file()}
+    problems = []
+    for path in sorted(env_dir.rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except SyntaxError as exc:
+            problems.append(f"syntax error in {path.name}: {exc.msg}")
+            continue
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                if top not in ALLOWED_IMPORTS and top not in local:
+                    problems.append(f"import {name} ({path.name}:{node.lineno})")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
+                problems.append(f"__import__ call ({path.name}:{node.lineno})")
+    return problems
