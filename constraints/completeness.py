@@ -15,15 +15,15 @@ import datetime as dt
 import random
 import re
 from collections import Counter
-from typing import Any
+from typing import Any, Protocol
 
 from catalog.jsonable import json_equal
-from catalog.models import Action, Outcome
+from catalog.models import Action, Outcome, StepResult
 from catalog.store import EnvHandle
 from constraints.extract import extract_spec, template_regex
 from constraints.simulate import SpecSimulator
 
-__all__ = ["spec_of", "completeness", "CompletenessRun"]
+__all__ = ["spec_of", "completeness", "CompletenessRun", "Executor", "InProcessExecutor"]
 
 TEXT = ["", "   ", "x", "Regular text, with ünïcode ✓", "unknown-id"]
 INTEGERS = [0, 1, 2, 3, 5, 6, 7, -1, 10, 14, 28, 30, 45, 60, 91, 10**12]
@@ -110,14 +110,37 @@ def _fits(param: dict[str, Any], value: Any) -> bool:
     return True
 
 
+class Executor(Protocol):
+    """Runs actions from an initial state.
+
+    Returns the state before them and a result per action, each with its full state (the
+    spec-only simulator predicts every step from the one before).
+    """
+
+    def __call__(self, state_name: str, state: dict[str, Any], actions: list[Action]) -> tuple[dict[str, Any], list[StepResult]]: ...
+
+
+class InProcessExecutor:
+    """Runs trusted env code in this process (reference envs, tests)."""
+
+    def __init__(self, handle: EnvHandle) -> None:
+        self.runtime = handle.runtime()
+
+    def __call__(self, state_name: str, state: dict[str, Any], actions: list[Action]) -> tuple[dict[str, Any], list[StepResult]]:
+        self.runtime.reset(state)
+        initial = self.runtime.snapshot()
+        return initial, [self.runtime.call(action, snapshot=True) for action in actions]
+
+
 class CompletenessRun:
     """Executes generated calls and scores the spec-only simulator against them."""
 
-    def __init__(self, handle: EnvHandle, *, seed: int = 0, calls_per_tool: int = 12, search_budget: int = 3000) -> None:
+    def __init__(self, handle: EnvHandle, *, seed: int = 0, calls_per_tool: int = 12, search_budget: int = 3000,
+                 executor: Executor | None = None) -> None:
         self.handle = handle
         self.spec = spec_of(handle)
         self.simulator = SpecSimulator(self.spec)
-        self.runtime = handle.runtime()
+        self.execute = executor or InProcessExecutor(handle)
         self.rng = random.Random(seed)
         self.calls_per_tool = calls_per_tool
         self.search_budget = search_budget
@@ -197,11 +220,10 @@ class CompletenessRun:
 
     # --- evaluation -------------------------------------------------------------------------
     def sequence(self, state_name: str, actions: list[Action]) -> None:
-        self.runtime.reset(self.states[state_name])
-        for position, action in enumerate(actions):
-            before = self.runtime.snapshot()
+        before, steps = self.execute(state_name, self.states[state_name], actions)
+        for position, (action, result) in enumerate(zip(actions, steps, strict=False)):
             prediction = self.simulator.predict(before, action)
-            result = self.runtime.call(action)
+            before = result.state
             self.counts["steps"] += 1
             if prediction.abstained:
                 self.counts["abstained"] += 1

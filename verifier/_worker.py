@@ -76,6 +76,27 @@ class Guard:
                 raise SandboxViolation(f"import {args[0]}")
 
 
+def _run_task(runtime: Any, task: dict[str, Any]) -> dict[str, Any]:
+    """Evaluate a task's check on its initial state, and after its reference solution if any."""
+    from catalog.tasks import Task
+
+    parsed = Task.model_validate(task)
+    initial = runtime.snapshot()
+    out: dict[str, Any] = {"task": parsed.id, "initial": None, "final": None, "error": None, "solution_failed": None}
+    try:
+        out["initial"] = parsed.evaluate(initial, initial)
+        if parsed.solution:
+            for action in parsed.solution:
+                result = runtime.call(action)
+                if result.outcome.value != "success":
+                    out["solution_failed"] = {"action": action.model_dump(), "observation": result.observation}
+                    break
+            out["final"] = parsed.evaluate(initial, runtime.snapshot())
+    except Exception as exc:
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
 def main() -> None:
     scratch, memory_mb = Path(sys.argv[1]), int(sys.argv[2])
     protocol_out = os.fdopen(os.dup(1), "w", buffering=1)
@@ -129,7 +150,12 @@ def main() -> None:
                 start = job["state"]
             guard.armed = True
             runtime.reset(start)
-            reply({"ready": True})
+            reply({"ready": True, "state": runtime.snapshot() if job.get("snapshot") else None})
+            if job.get("task") is not None:
+                reply(_run_task(runtime, job["task"]))
+                guard.armed = False
+                reply({"done": True})
+                continue
             for action in job["actions"]:
                 result = runtime.call(action, snapshot=job.get("snapshot", False))
                 event = None

@@ -41,6 +41,7 @@ class Job:
     state_name: str | None = None
     state: dict[str, Any] | None = None
     snapshot: bool = False
+    task: dict[str, Any] | None = None
 
     @classmethod
     def for_env(cls, handle: EnvHandle, actions: list[dict[str, Any]], *, state_name: str | None = None,
@@ -69,6 +70,8 @@ class JobResult:
     calls: list[CallResult]
     event: str | None = None
     seconds: float = 0.0
+    initial_state: dict[str, Any] | None = None
+    task: dict[str, Any] | None = None
 
 
 class _Worker:
@@ -195,26 +198,32 @@ class SandboxPool:
             worker.kill()
             return JobResult([], "crash: worker died before the job started", time.monotonic() - started)
         calls: list[CallResult] = []
+        initial_state: dict[str, Any] | None = None
+        task_result: dict[str, Any] | None = None
         # Loading the env (first use in this worker) gets its own allowance; each call gets `timeout`.
         deadline = time.monotonic() + self.load_timeout + self.timeout
         while True:
             line = worker.readline(deadline)
             if line is None:
                 worker.kill()
-                return JobResult(calls, "timeout", time.monotonic() - started)
+                return JobResult(calls, "timeout", time.monotonic() - started, initial_state, task_result)
             if line == b"":
                 code = worker.process.poll() if worker.process else None
                 worker.kill()
                 event = "memory" if code in (-9, 137) else f"crash: worker exited with status {code}"
-                return JobResult(calls, event, time.monotonic() - started)
+                return JobResult(calls, event, time.monotonic() - started, initial_state, task_result)
             message = json.loads(line)
             if message.get("ready"):
+                initial_state = message.get("state")
                 deadline = time.monotonic() + self.timeout
+                continue
+            if "task" in message:
+                task_result = message
                 continue
             if message.get("done"):
                 if message.get("fatal"):
                     worker.kill()
-                return JobResult(calls, message.get("event"), time.monotonic() - started)
+                return JobResult(calls, message.get("event"), time.monotonic() - started, initial_state, task_result)
             calls.append(CallResult(message["observation"], message["delta"], message["outcome"], message.get("state"),
                                     message.get("event"), message.get("info", {})))
             deadline = time.monotonic() + self.timeout
