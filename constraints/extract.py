@@ -394,8 +394,13 @@ class _ToolAnalysis:
                     self.helpers.append(name)
                     helper = self.spec["methods"][name]
                     self.block(helper["body"], {}, name, 1, in_loop)
-                elif name == "session" or name not in self.spec["methods"]:
-                    pass
+                elif name not in self.spec["methods"] and name not in ("get", "select", "add", "delete"):
+                    self.unsupported.append({"line": node.get("line"), "src": render(expr),
+                                             "why": f"call of self.{name}, which the analysis does not know"})
+            elif fn.get("t") == "attr" and fn["obj"].get("t") == "attr" and \
+                    fn["obj"]["obj"] == {"t": "name", "id": "self"} and fn["obj"]["name"] == "session":
+                self.unsupported.append({"line": node.get("line"), "src": render(expr),
+                                         "why": "direct use of the session: its writes are not followed"})
             elif fn.get("t") == "attr" and fn["name"] in CONTAINER_MUTATORS:
                 origin = self.origin_of(fn["obj"], origins)
                 if isinstance(origin, dict) and "path" in origin:
@@ -450,7 +455,10 @@ def _tool_spec(spec: dict[str, Any], name: str, declared: str | None, override: 
             effect.setdefault("note", "key computed per loop iteration")
     return {
         "name": name, "declared_kind": declared, "inferred_kind": inferred,
-        "kind_mismatch": declared is not None and declared != inferred,
+        # A tool declared write that seems to write nothing is only a mismatch if the analysis
+        # followed all of it (an unfollowed call may be the write).
+        "kind_mismatch": declared is not None and declared != inferred and not (
+            declared == "write" and analysis.unsupported),
         "description": method["doc"].split("\n\n")[0], "params": params,
         "preconditions": analysis.preconditions, "effects": analysis.effects,
         "read_set": sorted(analysis.reads), "write_set": write_set,

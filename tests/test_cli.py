@@ -78,7 +78,7 @@ def test_an_invalid_call_exits_3(tmp_path):
     assert out.returncode == 3 and "missing a required argument" in out.stdout
 
 
-@pytest.mark.parametrize("command", ["synthesize", "audit-sim", "verify", "bench", "models"])
+@pytest.mark.parametrize("command", ["synthesize", "audit-sim", "bench", "models"])
 def test_unbuilt_commands_say_so_and_fail(command, tmp_path):
     out = run(command, "--n", "200", catalog=tmp_path)
     assert out.returncode == 2 and "not built yet" in out.stderr
@@ -114,3 +114,13 @@ def test_import_command(tmp_path):
     assert "shop" in [e["id"] for e in listed]
     again = run("import", str(fixture / "bookshop_env.py"), "--id", "shop", catalog=tmp_path)
     assert again.returncode == 1 and "already exists" in again.stderr
+
+
+def test_verify_command(tmp_path):
+    out = run("verify", "store", "--json", "--examples", "40", catalog=tmp_path)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert {"env", "score", "passed", "checks"} <= report.keys() and report["passed"] is True
+    assert all({"name", "ok", "counterexample"} <= c.keys() for c in report["checks"])
+    assert run("verify", catalog=tmp_path).returncode == 1
+    assert run("verify", "store", "--mutants", "10", catalog=tmp_path).returncode == 2

@@ -47,7 +47,7 @@ class Job:
     def for_env(cls, handle: EnvHandle, actions: list[dict[str, Any]], *, state_name: str | None = None,
                 state: dict[str, Any] | None = None, snapshot: bool = False) -> Job:
         m = handle.manifest
-        return cls(str(handle.path), m.kind, actions, m.entry, m.init, list(m.failure_exceptions), state_name,
+        return cls(str(handle.path.resolve()), m.kind, actions, m.entry, m.init, list(m.failure_exceptions), state_name,
                    state, snapshot)
 
 

@@ -1,0 +1,250 @@
+"""Generic properties every environment must have, checked by hypothesis in the sandbox.
+
+Calls are drawn from the constraint spec (parameter types, enum values) and the initial states
+(ids of the collection a parameter names, values of same-named fields), with boundary values
+(empty and unicode strings, zero, negatives, huge numbers, unknown ids, None where a parameter
+is nullable), in sequences of one to three calls. Each property is searched with
+`hypothesis.find`, so a violation comes back shrunk to a minimal counterexample.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import HealthCheck, find, settings
+from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
+
+from catalog.models import Action
+from catalog.store import EnvHandle
+from constraints.completeness import INTEGERS, NUMBERS, TEXT, CompletenessRun, _candidates
+from verifier.executor import SandboxExecutor
+from verifier.sandbox import Job, JobResult, SandboxPool
+
+Sequence = tuple[str, list[Action]]
+
+
+@dataclass
+class CheckResult:
+    """One property's verdict; `counterexample` is the minimal failing input, if any."""
+
+    name: str
+    ok: bool
+    counterexample: dict[str, Any] | None = None
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "counterexample": self.counterexample, "detail": self.detail}
+
+
+def _boundary(param: dict[str, Any]) -> st.SearchStrategy[Any]:
+    kind = param.get("json_type")
+    if kind == "string":
+        return st.one_of(st.sampled_from(["", " ", "unknown-id", "x" * 300]), st.text(max_size=6))
+    if kind == "integer":
+        return st.one_of(st.sampled_from([0, -1, 2**31, -(2**31)]), st.integers(-(10**12), 10**12))
+    if kind == "number":
+        return st.one_of(st.sampled_from([0.0, -1.0, 1e-9, 1e12]),
+                         st.floats(allow_nan=False, allow_infinity=False, width=64))
+    if kind == "boolean":
+        return st.booleans()
+    return st.one_of(st.none(), st.text(max_size=4), st.integers(-5, 5))
+
+
+def _pattern(path: list[str]) -> list[re.Pattern[str]]:
+    return [re.compile("".join(".*" if part.startswith("<") else re.escape(part)
+                               for part in re.split(r"(<[^>]*>)", key) if part) + r"\Z", re.DOTALL) for key in path]
+
+
+class PropertySuite:
+    """The generic properties of one env, checked against a sandbox pool."""
+
+    def __init__(self, handle: EnvHandle, spec: dict[str, Any], pool: SandboxPool, *, examples: int = 120,
+                 seed: int = 0) -> None:
+        self.handle, self.spec, self.pool = handle, spec, pool
+        self.examples, self.seed = examples, seed
+        self.states = {name: handle.state(name) for name in handle.state_names()}
+        self.executor = SandboxExecutor(handle, pool)
+        self._cache: dict[str, JobResult] = {}
+        self._write_patterns = {name: self._patterns(tool) for name, tool in spec["tools"].items()}
+
+    # --- generation -------------------------------------------------------------------------
+    def _action(self, state: dict[str, Any]) -> st.SearchStrategy[Action]:
+        tools = sorted(self.spec["tools"])
+
+        @st.composite
+        def build(draw: Any) -> Action:
+            tool = draw(st.sampled_from(tools))
+            arguments: dict[str, Any] = {}
+            for param in self.spec["tools"][tool]["params"]:
+                if not param["required"] and draw(st.booleans()):
+                    continue
+                options = _candidates(param, state)
+                from_state = [o for o in options if o not in TEXT and o not in INTEGERS and o not in NUMBERS]
+                realistic = st.sampled_from(from_state or options)
+                arguments[param["name"]] = draw(st.one_of(realistic, realistic, realistic, st.sampled_from(options),
+                                                          _boundary(param)))
+            return Action(name=tool, arguments=arguments)
+
+        return build()
+
+    def sequences(self) -> st.SearchStrategy[Sequence]:
+        names = sorted(self.states)
+        return st.sampled_from(names).flatmap(
+            lambda name: st.tuples(st.just(name), st.lists(self._action(self.states[name]), min_size=1, max_size=3)))
+
+    def run(self, sequence: Sequence) -> JobResult:
+        state_name, actions = sequence
+        key = repr((state_name, [a.model_dump() for a in actions]))
+        if key not in self._cache:
+            self._cache[key] = self.executor.job(state_name, actions)
+        return self._cache[key]
+
+    def search(self, name: str, violated: Any) -> CheckResult:
+        """Look for a sequence violating a property; shrink it if found."""
+        config = settings(max_examples=self.examples, derandomize=True, database=None, deadline=None,
+                          suppress_health_check=list(HealthCheck))
+        try:
+            found = find(self.sequences(), lambda seq: bool(violated(seq)), settings=config)
+        except NoSuchExample:
+            return CheckResult(name, True)
+        detail = violated(found)
+        state_name, actions = found
+        return CheckResult(name, False, {"state": state_name, "actions": [a.model_dump() for a in actions],
+                                         "results": [c.__dict__ for c in self.run(found).calls]}, str(detail))
+
+    # --- the properties ---------------------------------------------------------------------
+    def check_no_crash(self) -> CheckResult:
+        def violated(seq: Sequence) -> str | None:
+            result = self.run(seq)
+            if result.event:
+                return f"sandbox event: {result.event}"
+            for call in result.calls:
+                if call.outcome in ("crash", "invalid") or call.event:
+                    return f"{call.outcome}: {call.observation}"
+            return None
+        return self.search("no_crash_on_typed_input", violated)
+
+    def check_failure_changes_nothing(self) -> CheckResult:
+        def violated(seq: Sequence) -> str | None:
+            for action, call in zip(seq[1], self.run(seq).calls, strict=False):
+                if call.outcome == "failure" and call.delta:
+                    return f"{action.name} failed but changed {[op['path'] for op in call.delta]}"
+            return None
+        return self.search("failure_changes_nothing", violated)
+
+    def _patterns(self, tool: dict[str, Any]) -> list[list[re.Pattern[str]]] | None:
+        patterns = []
+        for effect in tool["effects"]:
+            if effect.get("unfollowed"):
+                return None  # the write set is not fully known
+            patterns.append(_pattern(effect["path"]))
+        return patterns
+
+    def _allowed(self, tool: str, path: list[str]) -> bool:
+        patterns = self._write_patterns.get(tool)
+        if patterns is None:
+            return True
+        for pattern in patterns:
+            common = min(len(pattern), len(path))
+            if all(pattern[i].match(path[i]) for i in range(common)):
+                return True
+        return False
+
+    def check_writes_in_write_set(self) -> CheckResult:
+        def violated(seq: Sequence) -> str | None:
+            for action, call in zip(seq[1], self.run(seq).calls, strict=False):
+                for op in call.delta:
+                    if not self._allowed(action.name, op["path"]):
+                        return f"{action.name} wrote {op['path']} outside its write set {self.spec['tools'][action.name]['write_set']}"
+            return None
+        return self.search("writes_inside_write_set", violated)
+
+    def check_read_tools_write_nothing(self) -> CheckResult:
+        readers = {n for n, t in self.spec["tools"].items() if (t["declared_kind"] or t["inferred_kind"]) == "read"}
+
+        def violated(seq: Sequence) -> str | None:
+            for action, call in zip(seq[1], self.run(seq).calls, strict=False):
+                if action.name in readers and call.delta:
+                    return f"read tool {action.name} changed {[op['path'] for op in call.delta]}"
+            return None
+        return self.search("read_tools_write_nothing", violated)
+
+    def check_determinism(self) -> CheckResult:
+        def violated(seq: Sequence) -> str | None:
+            first = self.run(seq)
+            second = self.executor.job(seq[0], seq[1])
+            one = [(c.observation, c.delta, c.outcome, c.state) for c in first.calls]
+            two = [(c.observation, c.delta, c.outcome, c.state) for c in second.calls]
+            return None if one == two and first.event == second.event else "same calls on the same state differed"
+        return self.search("deterministic", violated)
+
+    def schema_problem(self, state: dict[str, Any] | None) -> str | None:
+        if not state or self.spec["kind"] != "sql":
+            return None
+        for table, schema in self.spec["tables"].items():
+            rows = state.get(table, {})
+            for name, column in schema["columns"].items():
+                values = [r.get(name) for r in rows.values()]
+                if not column["optional"] and not column["primary_key"] and any(v is None for v in values):
+                    return f"NULL in non-null column {table}.{name}"
+                present = [v for v in values if v is not None]
+                if column.get("unique") and len(present) != len({repr(v) for v in present}):
+                    return f"duplicate values in unique column {table}.{name}"
+                if column.get("foreign_key"):
+                    target = column["foreign_key"].split(".")[0]
+                    keys = set(state.get(target, {}))
+                    dangling = [v for v in present if str(v) not in keys]
+                    if dangling:
+                        return f"{table}.{name} points to missing {column['foreign_key']} {dangling[0]!r}"
+        return None
+
+    def check_schema_constraints(self) -> CheckResult:
+        if self.spec["kind"] != "sql":
+            return CheckResult("schema_constraints_hold", True, detail="class-based env: no declared schema")
+
+        def violated(seq: Sequence) -> str | None:
+            for action, call in zip(seq[1], self.run(seq).calls, strict=False):
+                problem = self.schema_problem(call.state)
+                if problem:
+                    return f"after {action.name}: {problem}"
+            return None
+        return self.search("schema_constraints_hold", violated)
+
+    def check_initial_states(self) -> CheckResult:
+        """The initial states themselves satisfy the schema constraints."""
+        for name in sorted(self.states):
+            result = self.pool.run(Job.for_env(self.handle, [], state_name=name, snapshot=True))
+            if result.event:
+                return CheckResult("initial_states_load", False, {"state": name}, result.event)
+            problem = self.schema_problem(result.initial_state)
+            if problem:
+                return CheckResult("initial_states_load", False, {"state": name}, problem)
+        return CheckResult("initial_states_load", True)
+
+    def check_guards_reachable(self, budget: int = 1500) -> CheckResult:
+        run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=8, search_budget=budget,
+                              executor=self.executor)
+        report = run.run()
+        ok = report["guards_triggered"] == report["guards_total"]
+        return CheckResult("every_guard_reachable", ok, None if ok else {"untriggered": report["untriggered_guards"]},
+                           f"{report['guards_triggered']}/{report['guards_total']} guards triggered")
+
+    def check_tasks(self) -> CheckResult:
+        for task in self.handle.tasks():
+            job = Job.for_env(self.handle, [], state_name=task.state)
+            job.task = task.model_dump(mode="json")
+            outcome = self.pool.run(job).task or {"error": "no answer"}
+            if outcome.get("error") or outcome.get("initial") is not False or \
+                    (task.solution and (outcome.get("solution_failed") or outcome.get("final") is not True)):
+                why = outcome.get("error") or ("already satisfied initially" if outcome.get("initial") else
+                                               f"not solved by its solution: {outcome.get('solution_failed')}")
+                return CheckResult("tasks_unsolved_then_solved", False, {"task": task.id}, why)
+        return CheckResult("tasks_unsolved_then_solved", True, detail=f"{len(self.handle.tasks())} tasks")
+
+    def all(self) -> list[CheckResult]:
+        return [self.check_initial_states(), self.check_no_crash(), self.check_failure_changes_nothing(),
+                self.check_writes_in_write_set(), self.check_read_tools_write_nothing(), self.check_determinism(),
+                self.check_schema_constraints(), self.check_guards_reachable(), self.check_tasks()]
