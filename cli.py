@@ -220,13 +220,39 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from verifier.gate import verify_env
     from verifier.sandbox import SandboxPool
 
-    if args.mutants is not None:
-        print("verify --mutants (mutation testing of the gate) is not built yet; it is tracked in issue 4.",
-              file=sys.stderr)
-        return 2
     catalog = _catalog(args)
+    if args.mutants is not None:
+        from verifier.mutation import mutation_test
+
+        if args.mutants < 1:
+            raise UserError("--mutants needs a positive count, e.g. --mutants 200")
+        ids = [args.env or args.env_id] if (args.env or args.env_id) else [s.id for s in catalog.list()[0] if s.reference]
+        handles = [catalog.get(env_id) for env_id in ids]
+        print(f"mutation testing the gate on {', '.join(ids)} ...", file=sys.stderr)
+        with SandboxPool(args.workers, timeout=args.timeout) as pool:
+            report = mutation_test(handles, args.mutants, pool, seed=args.seed, examples=min(args.examples, 40))
+        if args.json:
+            _print_json(report)
+        else:
+            print(f"mutants {report['mutants']}: killed {report['killed']}, survived {report['survived']}, "
+                  f"mutation score {100 * report['mutation_score']:.1f}%, false alarms {report['false_alarms']}")
+            for operator, counts in report["by_operator"].items():
+                print(f"  {operator:<16} {counts['killed']:>3}/{counts['mutants']:<3}")
+            for survivor in report["survivors"]:
+                print(f"  survived: {survivor['env']} line {survivor['line']}: {survivor['change']} ({survivor['operator']})")
+        return 0
     if args.all == bool(args.env_id):
         raise UserError("name one env (python cli.py verify library) or pass --all")
+    if args.write_plan:
+        from constraints.completeness import spec_of
+        from verifier.intent import plan_from_spec, write_plan
+
+        handle = catalog.get(args.env_id)
+        plan = plan_from_spec(spec_of(handle), handle.id, "captured from reviewed code")
+        write_plan(handle.path, plan)
+        print(f"Wrote {handle.path / 'plan.json'}: {len(plan.rules)} rules, {len(plan.tools)} tools. It records the "
+              "code's current guards and effects as the intent: review it, since later code is checked against it.")
+        return 0
     ids = [s.id for s in catalog.list()[0]] if args.all else [args.env_id]
     reports = []
     with SandboxPool(args.workers, timeout=args.timeout) as pool:
@@ -322,7 +348,12 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--workers", type=int, default=2, help="sandbox worker processes (default: 2)")
     verify.add_argument("--timeout", type=float, default=5.0, help="seconds per call before a worker is killed "
                         "(default: 5)")
-    verify.add_argument("--mutants", type=int, metavar="N", help="mutation testing of the gate [not built yet]")
+    verify.add_argument("--mutants", type=int, metavar="N",
+                        help="mutation testing: plant N single bugs in the reference envs (or --env) and report the "
+                             "share the gate rejects, survivors and false alarms")
+    verify.add_argument("--env", metavar="ENV_ID", help="with --mutants: mutate only this env")
+    verify.add_argument("--write-plan", action="store_true",
+                        help="capture plan.json from the env's current code (for reviewed, hand-written envs)")
     verify.set_defaults(handler=cmd_verify)
 
     importer = commands.add_parser(

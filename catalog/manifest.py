@@ -13,13 +13,13 @@ __all__ = ["content_hash", "refresh_manifest"]
 
 
 def content_hash(folder: Path) -> str:
-    """SHA-256 over the code (env.py and helper modules), the states and tasks.jsonl.
+    """SHA-256 over the code (env.py and helper modules), the states, tasks.jsonl and plan.json.
 
     env.json is left out: it holds the hash.
     """
     digest = hashlib.sha256()
     code = sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
-    parts = [*code, *sorted((folder / "states").glob("*.json")), folder / "tasks.jsonl"]
+    parts = [*code, *sorted((folder / "states").glob("*.json")), folder / "tasks.jsonl", folder / "plan.json"]
     for path in parts:
         if path.is_file():
             digest.update(str(path.relative_to(folder)).encode() + b"\0")

@@ -136,10 +136,10 @@ class CompletenessRun:
     """Executes generated calls and scores the spec-only simulator against them."""
 
     def __init__(self, handle: EnvHandle, *, seed: int = 0, calls_per_tool: int = 12, search_budget: int = 3000,
-                 executor: Executor | None = None) -> None:
+                 executor: Executor | None = None, simulator: Any = None) -> None:
         self.handle = handle
         self.spec = spec_of(handle)
-        self.simulator = SpecSimulator(self.spec)
+        self.simulator = simulator or SpecSimulator(self.spec)
         self.execute = executor or InProcessExecutor(handle)
         self.rng = random.Random(seed)
         self.calls_per_tool = calls_per_tool

@@ -252,7 +252,8 @@ class _ToolAnalysis:
                 else:
                     self.write(target, "set", node, origins, via, in_loop)
         elif kind == "augassign":
-            self.write(node["target"], "modify", node, origins, via, in_loop)
+            self.write(node["target"], "modify", {**node, "value": {"t": "bin", "op": node["op"], "l": node["target"],
+                                                                 "r": node["value"]}}, origins, via, in_loop)
         elif kind == "del":
             for target in node["targets"]:
                 self.write(target, "delete", node, origins, via, in_loop)

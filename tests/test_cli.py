@@ -123,4 +123,7 @@ def test_verify_command(tmp_path):
     assert {"env", "score", "passed", "checks"} <= report.keys() and report["passed"] is True
     assert all({"name", "ok", "counterexample"} <= c.keys() for c in report["checks"])
     assert run("verify", catalog=tmp_path).returncode == 1
-    assert run("verify", "store", "--mutants", "10", catalog=tmp_path).returncode == 2
+    mutants = run("verify", "--mutants", "6", "--env", "store", "--json", catalog=tmp_path)
+    assert mutants.returncode == 0, mutants.stderr
+    data = json.loads(mutants.stdout)
+    assert {"mutants", "killed", "survived", "mutation_score", "false_alarms"} <= data.keys() and data["mutants"] == 6

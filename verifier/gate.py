@@ -3,8 +3,8 @@
 Every check weighs the same: each one is a distinct way an environment can be broken
 (crashes, leaky failures, writes outside the write set, nondeterminism, broken schema,
 unreachable guards, unsolvable or pre-solved tasks), and none subsumes another. The default
-threshold is EnvScaler's 0.85. Without a plan the intent checks cannot run, and the report
-says so.
+threshold is EnvScaler's 0.85, and a critical check failing rejects the env whatever the score
+(see CheckResult). Without a plan the intent checks cannot run, and the report says so.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 from catalog.store import EnvHandle
 from constraints.completeness import spec_of
 from constraints.extract import ExtractionError
+from verifier.intent import load_plan, static_mismatches
 from verifier.properties import CheckResult, PropertySuite
 from verifier.sandbox import SandboxPool
 
@@ -22,8 +23,12 @@ GATE = 0.85
 
 
 def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = 120, seed: int = 0,
-               gate: float = GATE) -> dict[str, Any]:
-    """Run every check on one env and score it."""
+               gate: float = GATE, stop_early: bool = False) -> dict[str, Any]:
+    """Run every check on one env and score it.
+
+    With `stop_early` (mutation testing), the slow checks are skipped once a critical check has
+    failed, since the verdict cannot change.
+    """
     started = time.monotonic()
     try:
         spec = spec_of(handle)
@@ -34,13 +39,33 @@ def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = 120, see
         mismatches = [t["name"] for t in spec["tools"].values() if t["kind_mismatch"]]
         checks.append(CheckResult("declared_kind_matches_code", not mismatches,
                                   {"tools": mismatches} if mismatches else None))
-        checks.extend(PropertySuite(handle, spec, pool, examples=examples, seed=seed).all())
+        plan = load_plan(handle.path)
+        if plan is not None:
+            findings = static_mismatches(plan, spec)
+            checks.append(CheckResult("code_matches_plan_statically", not findings,
+                                      {"findings": findings} if findings else None,
+                                      findings[0] if findings else f"{len(plan.rules)} rules, "
+                                      f"{sum(len(t.effects) for t in plan.tools.values())} effects matched"))
+        suite = PropertySuite(handle, spec, pool, examples=examples, seed=seed)
+
+        def decided() -> bool:
+            return stop_early and any(not c.ok and c.critical for c in checks)
+
+        if plan is not None and not decided():
+            checks.append(suite.check_intent_dynamic(plan))
+        if not decided():
+            checks.extend(suite.all())
+    return _report(handle, checks, gate, started)
+
+
+def _report(handle: EnvHandle, checks: list[CheckResult], gate: float, started: float) -> dict[str, Any]:
     passed = sum(c.ok for c in checks)
     score = round(passed / len(checks), 4)
-    plan = handle.path / "plan.json"
+    critical_failures = [c.name for c in checks if not c.ok and c.critical]
+    plan = load_plan(handle.path) if (handle.path / "plan.json").is_file() else None
     return {
-        "env": handle.id, "score": score, "passed": score >= gate, "gate": gate,
-        "checks": [c.to_dict() for c in checks],
-        "plan": "present (intent checks not built yet)" if plan.is_file() else "none: generic properties only",
+        "env": handle.id, "score": score, "passed": score >= gate and not critical_failures, "gate": gate,
+        "critical_failures": critical_failures, "checks": [c.to_dict() for c in checks],
+        "plan": f"present ({plan.source})" if plan else "none: generic properties only",
         "seconds": round(time.monotonic() - started, 1),
     }

@@ -18,25 +18,40 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from catalog.models import Action
+from catalog.plan import Plan
 from catalog.store import EnvHandle
 from constraints.completeness import INTEGERS, NUMBERS, TEXT, CompletenessRun, _candidates
 from verifier.executor import SandboxExecutor
+from verifier.intent import PlanSimulator, disagreement
 from verifier.sandbox import Job, JobResult, SandboxPool
 
 Sequence = tuple[str, list[Action]]
 
 
+MINOR_CHECKS = frozenset({"every_guard_reachable", "declared_kind_matches_code"})
+
+
 @dataclass
 class CheckResult:
-    """One property's verdict; `counterexample` is the minimal failing input, if any."""
+    """One property's verdict; `counterexample` is the minimal failing input, if any.
+
+    A critical check failing rejects the env whatever its score: it means wrong training
+    signal (a crash, a leaky failure, a wrong write, a pre-solved task, code against its plan).
+    Minor checks (coverage: unreachable guards, a kind label) only lower the score.
+    """
 
     name: str
     ok: bool
     counterexample: dict[str, Any] | None = None
     detail: str = ""
 
+    @property
+    def critical(self) -> bool:
+        return self.name not in MINOR_CHECKS
+
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "ok": self.ok, "counterexample": self.counterexample, "detail": self.detail}
+        return {"name": self.name, "ok": self.ok, "critical": self.critical, "counterexample": self.counterexample,
+                "detail": self.detail}
 
 
 def _boundary(param: dict[str, Any]) -> st.SearchStrategy[Any]:
@@ -243,6 +258,43 @@ class PropertySuite:
                                                f"not solved by its solution: {outcome.get('solution_failed')}")
                 return CheckResult("tasks_unsolved_then_solved", False, {"task": task.id}, why)
         return CheckResult("tasks_unsolved_then_solved", True, detail=f"{len(self.handle.tasks())} tasks")
+
+    def check_intent_dynamic(self, plan: Plan, budget: int = 600) -> CheckResult:
+        """The plan interpreter's predictions must agree with execution on generated calls.
+
+        Two searches: hypothesis (shrinks what it finds), then the guard-directed generator of
+        the completeness measurement, which reaches deep successes (a checkout with a coupon,
+        a late return) that random sequences rarely build.
+        """
+        simulator = PlanSimulator(plan)
+        found = self._intent_search(simulator)
+        if not found.ok:
+            return found
+        run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=8, search_budget=budget,
+                              executor=self.executor, simulator=simulator)
+        report = run.run()
+        if report["wrong"]:
+            example = report["wrong_examples"][0]
+            return CheckResult("code_agrees_with_plan", False, example,
+                               f"{report['wrong']} of {report['steps']} generated calls disagree with the plan")
+        return CheckResult("code_agrees_with_plan", True,
+                           detail=f"{report['exact']} of {report['steps']} calls predicted exactly, "
+                                  f"{report['abstained']} abstained")
+
+    def _intent_search(self, simulator: PlanSimulator) -> CheckResult:
+
+        def violated(seq: Sequence) -> str | None:
+            result = self.run(seq)
+            before = result.initial_state
+            for action, call in zip(seq[1], result.calls, strict=False):
+                if before is None:
+                    return None
+                problem = disagreement(simulator.predict(before, action), call)
+                if problem:
+                    return f"{action.name}: {problem}"
+                before = call.state
+            return None
+        return self.search("code_agrees_with_plan", violated)
 
     def all(self) -> list[CheckResult]:
         return [self.check_initial_states(), self.check_no_crash(), self.check_failure_changes_nothing(),

@@ -41,7 +41,10 @@ def test_hostile_calls_end_in_their_event_and_the_pool_keeps_serving(pool, tool,
 
 def test_memory_bomb_and_deep_recursion_are_results(pool):
     bomb = pool.run(job("bomb"))
-    assert bomb.calls[0].event == "memory" and bomb.calls[0].outcome == "crash"
+    # The MemoryError is usually caught as the call's result; if it strikes while the worker is
+    # reporting, the job ends with the same event instead.
+    events = [c.event for c in bomb.calls] + [bomb.event]
+    assert "memory" in events, bomb
     recursion = pool.run(job("recurse"))
     assert recursion.calls[0].event == "crash" and "RecursionError" in recursion.calls[0].observation["error"]
 

@@ -1,0 +1,74 @@
+"""The plan: a formal, JSON-serializable statement of an environment's intent (`plan.json`).
+
+It is written in the same normalized expression language as the constraint specs
+(constraints.ir), so intent and implementation compare directly and one interpreter runs both:
+- entities: each collection with its key and fields (name -> kind);
+- rules: each as a predicate over state and arguments (`when` it fails) with its error message
+  template, identified by id;
+- tools: the rules each tool checks, in order, and its effects (operation, path pattern, value
+  expression), plus the intended program (bindings, guards, effects, result) that predicts
+  `(observation, delta)` for any call.
+The synthesis pipeline writes a plan before the code; for the hand-written reference envs the
+plan was captured from their reviewed code (`python cli.py verify ENV --write-plan`) and is kept
+as data beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Plan", "PlanRule", "PlanEffect", "PlanTool", "PlanEntity"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PlanEntity(_Strict):
+    """A collection: its key and fields."""
+
+    key: list[str] = Field(default_factory=list, description="Key fields (a table's primary key).")
+    fields: dict[str, str] = Field(default_factory=dict, description="Field name -> kind (str, int, float, ...).")
+
+
+class PlanRule(_Strict):
+    """A rule: the predicate under which a call fails, and the message it fails with."""
+
+    id: str
+    tool: str = Field(description="The tool (or helper) whose code checks this rule.")
+    when: dict[str, Any] = Field(description="Normalized predicate under which the call fails.")
+    when_source: str
+    message: str = Field(description="Error message template; {holes} name the values filled in.")
+
+
+class PlanEffect(_Strict):
+    """An intended write."""
+
+    op: str = Field(description="add | modify | delete | set | append | pop | update | setdefault | ...")
+    path: list[str] = Field(description="Path pattern; <expr> marks a key computed from arguments or state.")
+    value: str | None = Field(None, description="The value expression, as source.")
+
+
+class PlanTool(_Strict):
+    """A tool's intent: the rules it checks in order and the writes it makes."""
+
+    kind: Literal["read", "write"] | None = None
+    params: list[dict[str, Any]] = Field(default_factory=list)
+    preconditions: list[str] = Field(default_factory=list, description="Rule ids checked, in order.")
+    effects: list[PlanEffect] = Field(default_factory=list)
+
+
+class Plan(_Strict):
+    """The whole plan of one environment."""
+
+    env_id: str
+    kind: Literal["sql", "class"]
+    entities: dict[str, PlanEntity] = Field(default_factory=dict)
+    rules: dict[str, PlanRule] = Field(default_factory=dict)
+    tools: dict[str, PlanTool] = Field(default_factory=dict)
+    program: dict[str, Any] = Field(default_factory=dict, description=(
+        "The intended program in normalized form (tools, helpers, constants, tables), run by the plan "
+        "interpreter to predict each call."))
+    source: str = Field("", description="How the plan was made: 'synthesis', 'captured from reviewed code', ...")
