@@ -359,8 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
     importer = commands.add_parser(
         "import", parents=[common], help="turn an external class-based environment into a catalog env",
         description="Copy PATH.py (and the sibling modules it imports) into a new catalog env, load the class with "
-                    "each init config to check it works, and register it. The module is imported in-process: "
-                    "import only code you trust until the sandbox lands.")
+                    "each init config to check it works, and register it. The module is imported in-process (the "
+                    "sandbox does not cover import yet): import only code you trust.")
     importer.add_argument("path", metavar="PATH.py", help="module defining the environment class")
     importer.add_argument("--class", dest="class_name", metavar="NAME", help="the env class (default: the only "
                           "class with public methods)")
