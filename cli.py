@@ -157,10 +157,17 @@ def cmd_constraints(args: argparse.Namespace) -> int:
         if args.env_id and args.env:
             raise UserError("give the env either as ENV_ID or with --env, not both")
         ids = [args.env or args.env_id] if (args.env or args.env_id) else [s.id for s in catalog.list()[0]]
+        from verifier.executor import SandboxExecutor
+        from verifier.sandbox import SandboxPool
+
         reports = []
-        for env_id in ids:
-            print(f"measuring {env_id} ...", file=sys.stderr)
-            reports.append(completeness(catalog.get(env_id), seed=args.seed))
+        with SandboxPool(1) as pool:
+            for env_id in ids:
+                handle = catalog.get(env_id)
+                # The shipped reference envs are trusted and run in-process (faster); others in the sandbox.
+                executor = None if handle.reference else SandboxExecutor(handle, pool)
+                print(f"measuring {env_id}{'' if handle.reference else ' (sandboxed)'} ...", file=sys.stderr)
+                reports.append(completeness(handle, seed=args.seed, executor=executor))
         keys = ["steps", "exact", "abstained", "wrong", "guards_total", "guards_triggered", "failures",
                 "failures_explained", "crashes"]
         if len(reports) == 1:
@@ -327,8 +334,8 @@ def build_parser() -> argparse.ArgumentParser:
     constraints.add_argument("env_id", metavar="ENV_ID", nargs="?", help="environment id, e.g. library")
     constraints.add_argument("--json", action="store_true", help="print JSON")
     constraints.add_argument("--completeness", action="store_true",
-                             help="measure spec completeness by execution (all envs unless --env; runs env code "
-                                  "in-process)")
+                             help="measure spec completeness by execution (all envs unless --env; env code runs "
+                                  "in the sandbox, except the shipped reference envs)")
     constraints.add_argument("--env", metavar="ENV_ID", help="with --completeness: only this env")
     constraints.add_argument("--seed", type=int, default=0, help="seed of the generated calls (default: 0)")
     constraints.set_defaults(handler=cmd_constraints)

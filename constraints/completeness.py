@@ -283,10 +283,15 @@ class CompletenessRun:
             "crashes": self.counts["crashes"],
             "untriggered_guards": untriggered,
             "top_abstain_reasons": dict(self.abstain_reasons.most_common(5)),
+            "sandbox_events": dict(Counter(getattr(self.execute, "events", [])).most_common(5)),
             "wrong_examples": self.wrong_examples,
         }
 
 
-def completeness(handle: EnvHandle, *, seed: int = 0) -> dict[str, Any]:
-    """Run the completeness measurement of one env (deterministic for a seed)."""
-    return CompletenessRun(handle, seed=seed).run()
+def completeness(handle: EnvHandle, *, seed: int = 0, executor: Executor | None = None) -> dict[str, Any]:
+    """Run the completeness measurement of one env (deterministic for a seed).
+
+    Without an executor the env's code runs in this process: pass a sandboxed one
+    (verifier.executor.SandboxExecutor) for code you do not trust.
+    """
+    return CompletenessRun(handle, seed=seed, executor=executor).run()

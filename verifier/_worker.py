@@ -3,8 +3,8 @@
 Started by verifier.sandbox.SandboxPool as `python -m verifier._worker SCRATCH MEMORY_MB`. It
 limits its own memory, file sizes and CPU time, writes nothing outside the scratch folder,
 and installs an audit hook that refuses subprocesses, forks, sockets, file writes outside the
-scratch folder, native code (ctypes) and imports outside the allowlist. A refused operation
-raises `SandboxViolation` (a BaseException, so `except Exception` in env code cannot swallow
+scratch folder and native code (ctypes); an import outside the allowlist raises ImportError.
+A refused operation raises `SandboxViolation` (a BaseException, so `except Exception` in env code cannot swallow
 it); the worker reports it and exits, and the parent starts a fresh worker.
 """
 
@@ -72,8 +72,9 @@ class Guard:
         elif event == "import":
             top = str(args[0]).split(".")[0]
             if top not in self.allowed and top not in self.local_modules:
-                self.armed = False
-                raise SandboxViolation(f"import {args[0]}")
+                # An ImportError, not a violation: optional imports (try/except ImportError) fall
+                # back as they would without the package; required ones fail the load.
+                raise ImportError(f"import of {args[0]} is not allowed in the sandbox")
 
 
 def _run_task(runtime: Any, task: dict[str, Any]) -> dict[str, Any]:

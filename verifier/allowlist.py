@@ -13,6 +13,20 @@ ALLOWED_IMPORTS = frozenset({
 })
 
 
+def _optional_imports(tree: ast.AST) -> set[ast.AST]:
+    """Import statements guarded by `except ImportError` (or ModuleNotFoundError)."""
+    guarded: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(
+                isinstance(h.type, ast.Name) and h.type.id in ("ImportError", "ModuleNotFoundError") or
+                isinstance(h.type, ast.Tuple) and any(getattr(e, "id", "") in ("ImportError", "ModuleNotFoundError")
+                                                      for e in h.type.elts) for h in node.handlers):
+            for statement in node.body:
+                if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                    guarded.add(statement)
+    return guarded
+
+
 def check_imports(env_dir: Path) -> list[str]:
     """Imports in the env's modules that are neither allowed nor the env's own helper modules."""
     local = {p.stem for p in env_dir.glob("*.py")} | {p.name for p in env_dir.iterdir() if (p / "__init__.py").is_file()}
@@ -23,7 +37,10 @@ def check_imports(env_dir: Path) -> list[str]:
         except SyntaxError as exc:
             problems.append(f"syntax error in {path.name}: {exc.msg}")
             continue
+        optional = _optional_imports(tree)
         for node in ast.walk(tree):
+            if node in optional:
+                continue  # inside `try: ... except ImportError`: it fails cleanly at run time
             names: list[str] = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
