@@ -41,11 +41,6 @@ class ImportReport:
     failure_exceptions: list[str] = field(default_factory=list)
 
 
-@dataclass
-class _ModuleImports:
-    modules: list[tuple[str, int, bool]]  # (dotted name, relative level, guarded by try/except ImportError)
-
-
 def _imports(source: str) -> list[tuple[str, int, bool]]:
     module = cst.parse_module(source)
     found: list[tuple[str, int, bool]] = []

@@ -303,16 +303,9 @@ class _ToolAnalysis:
                 key = index["v"] if index.get("t") == "const" and isinstance(index["v"], str) else f"<{render(index)}>"
                 return {"path": [*base["path"], key]}
             return None
-        if kind == "attr":
-            if expr["obj"] == {"t": "name", "id": "self"} and self.spec["kind"] == "class" and \
-                    expr["name"] not in self.spec["methods"]:
-                return {"path": [expr["name"]]}
-            base = self.origin_of(expr["obj"], origins)
-            if isinstance(base, dict) and "record" in base:
-                return None
-            return None
-        if kind == "comp":
-            return None
+        if kind == "attr" and expr["obj"] == {"t": "name", "id": "self"} and self.spec["kind"] == "class" and \
+                expr["name"] not in self.spec["methods"]:
+            return {"path": [expr["name"]]}
         return None
 
     def table_of(self, expr: Node) -> str | None:

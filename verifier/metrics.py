@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from catalog.delta import DeltaConflict, DeltaOp, apply_delta, diff
+from catalog.delta import DeltaConflict, DeltaOp, apply_delta
 from catalog.jsonable import canonical_json, json_equal, to_jsonable
 
 __all__ = ["parse_observation", "feedback_match", "parse_delta", "DeltaFormatError", "strict_config_match",
@@ -162,7 +162,3 @@ def op_scores(predicted_ops: Any, gold_ops: Iterable[DeltaOp]) -> dict[str, floa
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return {"precision": precision, "recall": recall, "f1": f1}
 
-
-def gold_delta(state: dict[str, Any], next_state: dict[str, Any]) -> list[DeltaOp]:
-    """The gold delta between two states (envforge's counting rules)."""
-    return diff(state, next_state)
