@@ -23,7 +23,8 @@ from catalog.store import EnvHandle
 from constraints.extract import extract_spec, template_regex
 from constraints.simulate import SpecSimulator
 
-__all__ = ["spec_of", "completeness", "CompletenessRun", "Executor", "InProcessExecutor"]
+__all__ = ["spec_of", "completeness", "candidates", "CandidateCache", "CompletenessRun", "Executor",
+           "InProcessExecutor"]
 
 TEXT = ["", "   ", "x", "Regular text, with ünïcode ✓", "unknown-id"]
 INTEGERS = [0, 1, 2, 3, 5, 6, 7, -1, 10, 14, 28, 30, 45, 60, 91, 10**12]
@@ -57,7 +58,8 @@ def _shifted(value: str) -> list[str]:
     return out
 
 
-def _candidates(param: dict[str, Any], state: dict[str, Any]) -> list[Any]:
+def candidates(param: dict[str, Any], state: dict[str, Any]) -> list[Any]:
+    """Values worth trying for a parameter on a state: from the state first, then boundary values."""
     name = param["name"]
     values: list[Any] = list(param.get("enum") or [])
     stem = re.sub(r"_(id|code|key)$", "", name).split("_")[-1]
@@ -110,6 +112,22 @@ def _fits(param: dict[str, Any], value: Any) -> bool:
     return True
 
 
+class CandidateCache:
+    """Candidate values per (state, parameter), computed once: drawing them scans the whole state."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[int, str], tuple[list[Any], list[Any]]] = {}
+
+    def get(self, param: dict[str, Any], state: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+        """(all candidates, the realistic ones: without the generic text and the huge numbers)."""
+        key = (id(state), param["name"])
+        if key not in self._cache:
+            options = candidates(param, state)
+            realistic = [o for o in options if o not in TEXT and o not in INTEGERS[-1:] and o not in NUMBERS[-1:]]
+            self._cache[key] = (options, realistic or options)
+        return self._cache[key]
+
+
 class Executor(Protocol):
     """Runs actions from an initial state.
 
@@ -145,6 +163,7 @@ class CompletenessRun:
         self.calls_per_tool = calls_per_tool
         self.search_budget = search_budget
         self.states = {name: handle.state(name) for name in handle.state_names()}
+        self.candidates = CandidateCache()
         self.counts: Counter[str] = Counter()
         self.abstain_reasons: Counter[str] = Counter()
         self.wrong_examples: list[dict[str, Any]] = []
@@ -173,11 +192,8 @@ class CompletenessRun:
             if param["name"] in together and self.rng.random() < 0.8 and _fits(param, together[param["name"]]):
                 arguments[param["name"]] = together[param["name"]]
                 continue
-            options = _candidates(param, state)
-            if not boundary:
-                realistic = [o for o in options if o not in TEXT and o not in INTEGERS[-1:] and o not in NUMBERS[-1:]]
-                options = realistic or options
-            arguments[param["name"]] = self.rng.choice(options)
+            options, realistic = self.candidates.get(param, state)
+            arguments[param["name"]] = self.rng.choice(options if boundary else realistic)
         return arguments
 
     def _record_values(self, state: dict[str, Any]) -> dict[str, Any]:

@@ -209,11 +209,11 @@ class _ToolAnalysis:
         self.returns: list[Node] = []
 
     # origins: local name -> what it refers to
-    def block(self, body: list[Node], origins: dict[str, Any], via: str | None, depth: int, in_loop: bool) -> None:
+    def block(self, body: list[Node], origins: dict[str, Any], via: str | None, in_loop: bool) -> None:
         for statement in body:
-            self.statement(statement, origins, via, depth, in_loop)
+            self.statement(statement, origins, via, in_loop)
 
-    def statement(self, node: Node, origins: dict[str, Any], via: str | None, depth: int, in_loop: bool) -> None:
+    def statement(self, node: Node, origins: dict[str, Any], via: str | None, in_loop: bool) -> None:
         kind = node["s"]
         self.scan_expr(node, origins, via, node, in_loop)
         if kind == "if":
@@ -225,15 +225,15 @@ class _ToolAnalysis:
                 if returned is not None and returned.get("t") in ("const", "fstr") and (
                         returned.get("t") == "fstr" or isinstance(returned.get("v"), str)):
                     self.add_guard(node, {"s": "return", "e": returned}, via, message=returned)
-            self.block(node["body"], dict(origins), via, depth, in_loop)
-            self.block(node["orelse"], dict(origins), via, depth, in_loop)
+            self.block(node["body"], dict(origins), via, in_loop)
+            self.block(node["orelse"], dict(origins), via, in_loop)
         elif kind == "for":
             inner = dict(origins)
             origin = self.origin_of(node["iter"], origins)
             if node["target"].get("t") == "name":
                 inner[node["target"]["id"]] = _element_origin(origin)
-            self.block(node["body"], inner, via, depth, True)
-            self.block(node["orelse"], inner, via, depth, in_loop)
+            self.block(node["body"], inner, via, True)
+            self.block(node["orelse"], inner, via, in_loop)
         elif kind == "try":
             for handler in node["handlers"]:
                 exit_statement = _failure_exit(handler["body"])
@@ -243,7 +243,7 @@ class _ToolAnalysis:
                     test = {"t": "raises", "types": handler["types"], "src": f"{raised} raised by: {body}"}
                     self.add_guard({**node, "test": test}, exit_statement, via)
             for part in (node["body"], *[h["body"] for h in node["handlers"]], node["orelse"], node["final"]):
-                self.block(part, origins, via, depth, in_loop)
+                self.block(part, origins, via, in_loop)
         elif kind == "assign":
             origin = self.origin_of(node["value"], origins)
             for target in node["targets"]:
@@ -387,7 +387,7 @@ class _ToolAnalysis:
                 elif name in self.spec["methods"] and name not in self.helpers:
                     self.helpers.append(name)
                     helper = self.spec["methods"][name]
-                    self.block(helper["body"], {}, name, 1, in_loop)
+                    self.block(helper["body"], {}, name, in_loop)
                 elif name not in self.spec["methods"] and name not in ("get", "select", "add", "delete"):
                     self.unsupported.append({"line": node.get("line"), "src": render(expr),
                                              "why": f"call of self.{name}, which the analysis does not know"})
@@ -438,7 +438,7 @@ def _tool_spec(spec: dict[str, Any], name: str, declared: str | None, override: 
     method = spec["methods"][name]
     analysis = _ToolAnalysis(spec)
     origins: dict[str, Any] = {}
-    analysis.block(method["body"], origins, None, 0, False)
+    analysis.block(method["body"], origins, None, False)
     params = [_param_spec(p, method["body"], spec["constants"]) for p in method["params"] if p["name"] != "self"]
     write_set = sorted({".".join(p for p in effect["path"][:1] + [effect["path"][-1]]) if len(effect["path"]) > 2
                         else effect["path"][0] for effect in analysis.effects})

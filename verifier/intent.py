@@ -108,6 +108,6 @@ def disagreement(prediction: Any, call: Any) -> str | None:
     if not json_equal(prediction.observation, call.observation):
         return f"observation: plan says {prediction.observation!r}, code returned {call.observation!r}"
     delta = [op.to_dict() for op in prediction.delta]
-    if delta != call.delta and not json_equal(delta, call.delta):
+    if not json_equal(delta, call.delta):
         return f"delta: plan says {delta}, code did {call.delta}"
     return None

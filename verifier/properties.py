@@ -20,7 +20,7 @@ from hypothesis.errors import NoSuchExample
 from catalog.models import Action
 from catalog.plan import Plan
 from catalog.store import EnvHandle
-from constraints.completeness import INTEGERS, NUMBERS, TEXT, CompletenessRun, _candidates
+from constraints.completeness import CandidateCache, CompletenessRun
 from verifier.executor import SandboxExecutor
 from verifier.intent import PlanSimulator, disagreement
 from verifier.sandbox import Job, JobResult, SandboxPool
@@ -82,6 +82,7 @@ class PropertySuite:
         self.examples, self.seed = examples, seed
         self.states = {name: handle.state(name) for name in handle.state_names()}
         self.executor = SandboxExecutor(handle, pool)
+        self.candidates = CandidateCache()
         self._cache: dict[str, JobResult] = {}
         self._write_patterns = {name: self._patterns(tool) for name, tool in spec["tools"].items()}
 
@@ -96,9 +97,8 @@ class PropertySuite:
             for param in self.spec["tools"][tool]["params"]:
                 if not param["required"] and draw(st.booleans()):
                     continue
-                options = _candidates(param, state)
-                from_state = [o for o in options if o not in TEXT and o not in INTEGERS and o not in NUMBERS]
-                realistic = st.sampled_from(from_state or options)
+                options, from_state = self.candidates.get(param, state)
+                realistic = st.sampled_from(from_state)
                 arguments[param["name"]] = draw(st.one_of(realistic, realistic, realistic, st.sampled_from(options),
                                                           _boundary(param)))
             return Action(name=tool, arguments=arguments)
