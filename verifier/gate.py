@@ -23,8 +23,11 @@ GATE = 0.85
 
 
 def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = 120, seed: int = 0,
-               gate: float = GATE, stop_early: bool = False) -> dict[str, Any]:
+               gate: float = GATE, stop_early: bool = False, effort: float = 1.0) -> dict[str, Any]:
     """Run every check on one env and score it.
+
+    `effort` scales the guard-directed searches: `verify` uses 1.0; the synthesis gate less, as
+    it runs on every candidate (the same checks, fewer generated calls).
 
     With `stop_early` (mutation testing), the slow checks are skipped once a critical check has
     failed, since the verdict cannot change.
@@ -46,7 +49,7 @@ def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = 120, see
                                       {"findings": findings} if findings else None,
                                       findings[0] if findings else f"{len(plan.rules)} rules, "
                                       f"{sum(len(t.effects) for t in plan.tools.values())} effects matched"))
-        suite = PropertySuite(handle, spec, pool, examples=examples, seed=seed)
+        suite = PropertySuite(handle, spec, pool, examples=examples, seed=seed, effort=effort)
 
         def decided() -> bool:
             return stop_early and any(not c.ok and c.critical for c in checks)

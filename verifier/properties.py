@@ -77,9 +77,11 @@ class PropertySuite:
     """The generic properties of one env, checked against a sandbox pool."""
 
     def __init__(self, handle: EnvHandle, spec: dict[str, Any], pool: SandboxPool, *, examples: int = 120,
-                 seed: int = 0) -> None:
+                 seed: int = 0, effort: float = 1.0) -> None:
+        """`effort` scales the guard-directed searches (1.0 for `verify`; synthesis gates use less)."""
         self.handle, self.spec, self.pool = handle, spec, pool
-        self.examples, self.seed = examples, seed
+        self.examples, self.seed, self.effort = examples, seed, effort
+        self._guards_seen: dict[str, Any] | None = None
         self.states = {name: handle.state(name) for name in handle.state_names()}
         self.executor = SandboxExecutor(handle, pool)
         self.candidates = CandidateCache()
@@ -240,9 +242,11 @@ class PropertySuite:
         return CheckResult("initial_states_load", True)
 
     def check_guards_reachable(self, budget: int = 1500) -> CheckResult:
-        run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=8, search_budget=budget,
-                              executor=self.executor)
-        report = run.run()
+        report = self._guards_seen  # the intent check's calls, when it ran, searched for guards too
+        if report is None:
+            run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(),
+                                  search_budget=int(budget * self.effort), executor=self.executor)
+            report = run.run()
         ok = report["guards_triggered"] == report["guards_total"]
         return CheckResult("every_guard_reachable", ok, None if ok else {"untriggered": report["untriggered_guards"]},
                            f"{report['guards_triggered']}/{report['guards_total']} guards triggered")
@@ -259,7 +263,7 @@ class PropertySuite:
                 return CheckResult("tasks_unsolved_then_solved", False, {"task": task.id}, why)
         return CheckResult("tasks_unsolved_then_solved", True, detail=f"{len(self.handle.tasks())} tasks")
 
-    def check_intent_dynamic(self, plan: Plan, budget: int = 600) -> CheckResult:
+    def check_intent_dynamic(self, plan: Plan, budget: int = 1500) -> CheckResult:
         """The plan interpreter's predictions must agree with execution on generated calls.
 
         Two searches: hypothesis (shrinks what it finds), then the guard-directed generator of
@@ -270,9 +274,10 @@ class PropertySuite:
         found = self._intent_search(simulator)
         if not found.ok:
             return found
-        run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=8, search_budget=budget,
-                              executor=self.executor, simulator=simulator)
+        run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(),
+                              search_budget=int(budget * self.effort), executor=self.executor, simulator=simulator)
         report = run.run()
+        self._guards_seen = report  # the same calls tell which guards fired
         if report["wrong"]:
             example = report["wrong_examples"][0]
             return CheckResult("code_agrees_with_plan", False, example,
@@ -295,6 +300,9 @@ class PropertySuite:
                 before = call.state
             return None
         return self.search("code_agrees_with_plan", violated)
+
+    def _calls(self) -> int:
+        return max(2, round(8 * self.effort))
 
     def all(self) -> list[CheckResult]:
         return [self.check_initial_states(), self.check_no_crash(), self.check_failure_changes_nothing(),

@@ -1,0 +1,85 @@
+"""Generators: what fills each pipeline stage's artefact. The procedural one needs no model.
+
+A generator answers four questions for the graph: which topic a slot gets (mining), the
+blueprint of a topic (plan), the tables' source (schema) and the env module (code), the last
+possibly with feedback from failed checks. Each answer comes with the LLM usage it cost (zero
+for the procedural generator). `can_correct` says whether feedback can change the code: the
+procedural compiler is deterministic, so a failure there rejects the env instead of retrying.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from synth.blueprint import Blueprint
+from synth.compiler import compile_env
+from synth.ontology import load_domains
+from synth.procedural.design import design, topic_text
+
+__all__ = ["Usage", "Generator", "ProceduralGenerator", "split_schema", "topic_text"]
+
+
+@dataclass
+class Usage:
+    """LLM usage of one stage's answer."""
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"calls": self.calls, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+                "cost_usd": round(self.cost_usd, 8), "errors": self.errors}
+
+
+class Generator(Protocol):
+    name: str
+    model: str | None
+    can_correct: bool
+
+    def topic(self, slot: int, seed: int) -> tuple[dict[str, Any], Usage]: ...
+
+    def blueprint(self, topic: dict[str, Any]) -> tuple[Blueprint, Usage]: ...
+
+    def schema(self, bp: Blueprint) -> tuple[str, Usage]: ...
+
+    def code(self, bp: Blueprint, plan: dict[str, Any], schema: str, feedback: list[str]) -> tuple[str, Usage]: ...
+
+
+def split_schema(source: str) -> str:
+    """The tables part of a compiled module (everything before the Env subclass)."""
+    marker = source.find("\n\nclass ", source.find("Table = table_base()"))
+    env_start = source.find("(Env):")
+    cut = source.rfind("\n\nclass ", 0, env_start) if env_start != -1 else -1
+    return source[: cut if cut > marker else len(source)].rstrip() + "\n"
+
+
+class ProceduralGenerator:
+    """Ontology + seed -> blueprint -> compiled code; no model, no network."""
+
+    name = "procedural"
+    model = None
+    can_correct = False
+
+    def __init__(self, domain_order: list[str] | None = None) -> None:
+        self.domains = {d.id: d for d in load_domains()}
+        self.order = domain_order or sorted(self.domains)
+
+    def topic(self, slot: int, seed: int) -> tuple[dict[str, Any], Usage]:
+        domain = self.domains[self.order[slot % len(self.order)]]
+        variant = seed * 100_003 + slot
+        bp = design(domain, variant)
+        return {"domain": domain.id, "seed": variant, "env_id": bp.env_id, "topic": bp.topic,
+                "description": bp.description}, Usage()
+
+    def blueprint(self, topic: dict[str, Any]) -> tuple[Blueprint, Usage]:
+        return design(self.domains[topic["domain"]], topic["seed"]), Usage()
+
+    def schema(self, bp: Blueprint) -> tuple[str, Usage]:
+        return split_schema(compile_env(bp)), Usage()
+
+    def code(self, bp: Blueprint, plan: dict[str, Any], schema: str, feedback: list[str]) -> tuple[str, Usage]:
+        return compile_env(bp), Usage()

@@ -1,0 +1,180 @@
+"""The yield/cost report of a synthesis run: JSON, Markdown and PNG plots.
+
+Per stage: attempts, first-attempt pass rate, final pass rate, tokens, cost and wall time
+(summed over slots). Per run: proposed, deduplicated, rejected (with the failing checks),
+registered, yield = registered / proposed, per-env quality, and the distributions of tools and
+tables per env and |Δ| per write tool.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from catalog.store import Catalog
+from synth.pipeline import STAGES
+
+__all__ = ["write_report", "build_report"]
+
+
+def _stage_table(summaries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    table: dict[str, dict[str, Any]] = {}
+    for stage in STAGES:
+        rows = [s["stages"][stage] for s in summaries if stage in (s.get("stages") or {})]
+        if not rows:
+            continue
+        table[stage] = {
+            "slots": len(rows), "attempts": sum(r["attempts"] for r in rows),
+            "first_attempt_pass_rate": round(sum(bool(r["first_ok"]) for r in rows) / len(rows), 4),
+            "final_pass_rate": round(sum(bool(r["ok"]) for r in rows) / len(rows), 4),
+            "tokens_in": sum(r.get("tokens_in", 0) for r in rows), "tokens_out": sum(r.get("tokens_out", 0) for r in rows),
+            "cost_usd": round(sum(r.get("cost_usd", 0.0) for r in rows), 6),
+            "llm_calls": sum(r.get("calls", 0) for r in rows),
+            "wall_s": round(sum(r.get("seconds", 0.0) for r in rows), 2),
+        }
+    return table
+
+
+def build_report(run_id: str, config: dict[str, Any], summaries: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
+    """The report's data (pure: no files)."""
+    by_status = Counter(s["status"] for s in summaries)
+    registered = [s for s in summaries if s["status"] == "registered"]
+    stages = _stage_table(summaries)
+    rejected = [{"slot": s["slot"], "env_id": s.get("env_id"), "reason": s.get("reason"),
+                 "failing_checks": s.get("failing_checks", [])} for s in summaries if s["status"] in ("rejected", "failed")]
+    failing = Counter(c for s in summaries if s["status"] == "rejected" for c in s.get("failing_checks", []))
+    deltas = [n for s in registered for n in (s.get("delta_sizes") or {}).values()]
+    proposed = len(summaries)
+    return {
+        "run_id": run_id, "backend": config.get("backend"), "model": config.get("model"), "mode": config.get("mode"),
+        "seed": config.get("seed"), "requested": config.get("n"), "proposed": proposed,
+        "deduplicated": by_status.get("deduplicated", 0), "rejected": by_status.get("rejected", 0),
+        "failed": by_status.get("failed", 0), "registered": len(registered),
+        "yield": round(len(registered) / proposed, 4) if proposed else 0.0,
+        "tokens_in": sum(t["tokens_in"] for t in stages.values()),
+        "tokens_out": sum(t["tokens_out"] for t in stages.values()),
+        "cost_usd": round(sum(t["cost_usd"] for t in stages.values()), 6),
+        "cost_per_registered_env_usd": round(sum(t["cost_usd"] for t in stages.values()) / len(registered), 6)
+        if registered else None,
+        "wall_s": round(wall_s, 1),
+        "stages": stages,
+        "rejections": rejected, "rejection_checks": dict(failing.most_common()),
+        "envs": [{"env_id": s["env_id"], "domain": s.get("domain"), "topic": s.get("topic"), "quality": s.get("quality"),
+                  "tools": s.get("tools"), "tables": s.get("tables"), "failing_checks": s.get("failing_checks", [])}
+                 for s in registered],
+        "distinct_schemas": len({s.get("schema_signature") for s in registered}),
+        "distributions": {
+            "tools_per_env": dict(sorted(Counter(s.get("tools") for s in registered).items())),
+            "tables_per_env": dict(sorted(Counter(s.get("tables") for s in registered).items())),
+            "delta_per_write_tool": dict(sorted(Counter(deltas).items())),
+            "quality": dict(sorted(Counter(s.get("quality") for s in registered).items())),
+        },
+        "judge": _judge_totals(summaries),
+    }
+
+
+def _judge_totals(summaries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    judged = [s["judge"] for s in summaries if s.get("judge")]
+    if not judged:
+        return None
+    return {"envs": len(judged), "probes": sum(j.get("probes", 0) for j in judged),
+            "disagreements": sum(j.get("disagreements", 0) for j in judged),
+            "tokens_in": sum(j.get("tokens_in", 0) for j in judged), "tokens_out": sum(j.get("tokens_out", 0) for j in judged),
+            "cost_usd": round(sum(j.get("cost_usd", 0.0) for j in judged), 6)}
+
+
+def _markdown(report: dict[str, Any]) -> str:
+    lines = [f"# Synthesis run {report['run_id']}", "",
+             f"Backend **{report['backend']}**" + (f", model **{report['model']}** ({report['mode']} mode)"
+                                                   if report.get("model") else "") + f", seed {report['seed']}.", "",
+             "| requested | proposed | deduplicated | rejected | failed | registered | yield | tokens in | tokens out | cost (USD) | wall (s) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+             f"| {report['requested']} | {report['proposed']} | {report['deduplicated']} | {report['rejected']} | "
+             f"{report['failed']} | {report['registered']} | {report['yield']:.1%} | {report['tokens_in']} | "
+             f"{report['tokens_out']} | {report['cost_usd']:.4f} | {report['wall_s']} |", "",
+             "## Stages", "",
+             "| stage | slots | attempts | first-attempt pass | final pass | LLM calls | tokens in | tokens out | cost (USD) | wall (s, summed) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, s in report["stages"].items():
+        lines.append(f"| {name} | {s['slots']} | {s['attempts']} | {s['first_attempt_pass_rate']:.1%} | "
+                     f"{s['final_pass_rate']:.1%} | {s['llm_calls']} | {s['tokens_in']} | {s['tokens_out']} | "
+                     f"{s['cost_usd']:.4f} | {s['wall_s']} |")
+    lines += ["", f"Distinct table schemas among registered envs: **{report['distinct_schemas']}**.", "",
+              "## Distributions", ""]
+    for key, values in report["distributions"].items():
+        lines.append(f"- {key.replace('_', ' ')}: " + ", ".join(f"{k}: {v}" for k, v in values.items()))
+    if report["rejection_checks"]:
+        lines += ["", "## Why candidates were rejected", ""]
+        lines += [f"- {name}: {count}" for name, count in report["rejection_checks"].items()]
+    if report["rejections"]:
+        lines += ["", "| slot | env | reason |", "|---:|---|---|"]
+        lines += [f"| {r['slot']} | {r['env_id']} | {str(r['reason'])[:160]} |" for r in report["rejections"][:40]]
+    if report.get("judge"):
+        j = report["judge"]
+        lines += ["", "## Rule-conformance judge", "",
+                  f"{j['probes']} probed calls over {j['envs']} envs, {j['disagreements']} disagreements with execution; "
+                  f"{j['tokens_in']} tokens in, {j['tokens_out']} out, {j['cost_usd']:.4f} USD."]
+    return "\n".join(lines) + "\n"
+
+
+def _plots(report: dict[str, Any], folder: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
+    for ax, (key, title) in zip(axes, (("tools_per_env", "tools per env"), ("tables_per_env", "tables per env"),
+                                       ("delta_per_write_tool", "|Δ| per write tool")), strict=True):
+        values = report["distributions"][key]
+        ax.bar([str(k) for k in values], list(values.values()), color="#4c72b0")
+        ax.set_title(title)
+        ax.set_ylabel("count")
+    fig.tight_layout()
+    fig.savefig(folder / "distributions.png", dpi=100)
+    plt.close(fig)
+    written.append("distributions.png")
+    stages = report["stages"]
+    if stages:
+        fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
+        names = list(stages)
+        axes[0].bar(names, [stages[n]["first_attempt_pass_rate"] for n in names], label="first attempt", alpha=0.6)
+        axes[0].plot(names, [stages[n]["final_pass_rate"] for n in names], "o-", color="black", label="final")
+        axes[0].set_title("pass rate per stage")
+        axes[0].legend()
+        axes[1].bar(names, [stages[n]["wall_s"] for n in names], color="#dd8452")
+        axes[1].set_title("wall time per stage (s, summed over slots)")
+        for ax in axes:
+            ax.tick_params(axis="x", rotation=45)
+        fig.tight_layout()
+        fig.savefig(folder / "stages.png", dpi=100)
+        plt.close(fig)
+        written.append("stages.png")
+    return written
+
+
+def write_report(run_dir: Path, config: Any, summaries: dict[int, dict[str, Any]], catalog: Catalog, *,
+                 wall_s: float, report_dir: Path | None = None) -> dict[str, Any]:
+    """Write report.json, report.md and the plots (into `report_dir`, default the run folder)."""
+    from dataclasses import asdict
+
+    folder = Path(report_dir) if report_dir else run_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    wall_file = run_dir / "wall_s.json"
+    previous = json.loads(wall_file.read_text()) if wall_file.is_file() else []
+    walls = [*previous, round(wall_s, 2)]
+    wall_file.write_text(json.dumps(walls))
+    report = build_report(config.run_id, asdict(config), [summaries[k] for k in sorted(summaries)], sum(walls))
+    report["sessions_wall_s"] = walls
+    report["plots"] = _plots(report, folder)
+    report["catalog"] = str(catalog.root)
+    for name, text in (("report.json", json.dumps(report, indent=1, ensure_ascii=False) + "\n"),
+                       ("report.md", _markdown(report))):
+        tmp = folder / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, folder / name)
+    return report

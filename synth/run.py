@@ -1,0 +1,299 @@
+"""The synthesis run: proposes candidate slots until N envs are registered, resumably.
+
+Layout of a run, under `<catalog>/.runs/<run_id>/`: `config.json` (what was asked), `run.sqlite`
+(one row per slot: topic, status, summary; the source of truth for counting),
+`checkpoints.sqlite` (LangGraph's SQLite checkpointer, one thread per slot), `staging/` (envs
+being gated). Mining and dedup run in order in this process, so which topics survive does not
+depend on worker timing; the rest of each slot's graph runs in a worker process.
+
+Resuming (`--resume RUN_ID`) reads the slots table: finished slots are kept, interrupted ones
+continue from their last checkpoint (the register step rewrites the same env id, so a crash
+between writing and checkpointing cannot duplicate an env), and new slots are proposed until
+exactly N are registered. At most N - registered slots are in flight, so a run never registers
+more than asked.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime as dt
+import json
+import multiprocessing
+import os
+import sqlite3
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catalog.store import Catalog
+from catalog.vectors import DedupFilter
+from synth.pipeline import FINAL, Context, build_graph
+
+__all__ = ["RunConfig", "synthesize", "RunError", "runs_dir"]
+
+
+class RunError(RuntimeError):
+    """A run cannot start or resume (unknown run id, mismatched options)."""
+
+
+@dataclass
+class RunConfig:
+    """Everything a run was asked; stored so a resume continues with the same choices."""
+
+    n: int
+    backend: str = "procedural"
+    model: str | None = None
+    mode: str = "blueprint"
+    seed: int = 0
+    workers: int = 2
+    catalog: str = ""
+    judge_model: str | None = None
+    run_id: str = ""
+    max_proposals: int = 0
+    gate_examples: int = 10
+    gate_effort: float = 0.25
+    domain_order: list[str] = field(default_factory=list)
+
+
+def runs_dir(catalog_root: Path) -> Path:
+    return catalog_root / ".runs"
+
+
+# --- the slots table --------------------------------------------------------------------------------
+
+def _db(path: Path) -> sqlite3.Connection:
+    connection = sqlite3.connect(path, timeout=60, isolation_level=None)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("""CREATE TABLE IF NOT EXISTS slots (slot INTEGER PRIMARY KEY, env_id TEXT, topic TEXT,
+                          status TEXT, reason TEXT, summary TEXT)""")
+    return connection
+
+
+def _set_slot(db: sqlite3.Connection, slot: int, **values: Any) -> None:
+    db.execute("INSERT OR IGNORE INTO slots (slot, status) VALUES (?, 'proposed')", (slot,))
+    for key, value in values.items():
+        db.execute(f"UPDATE slots SET {key} = ? WHERE slot = ?",  # noqa: S608 - keys are ours
+                   (json.dumps(value) if isinstance(value, (dict, list)) else value, slot))
+
+
+def _slots(db: sqlite3.Connection) -> dict[int, dict[str, Any]]:
+    out = {}
+    for slot, env_id, topic, status, reason, summary in db.execute("SELECT * FROM slots ORDER BY slot"):
+        out[slot] = {"slot": slot, "env_id": env_id, "topic": topic, "status": status, "reason": reason,
+                     "summary": json.loads(summary) if summary else None}
+    return out
+
+
+# --- workers ----------------------------------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _open_graph(run_dir: Path, config: RunConfig, *, dedup: DedupFilter | None) -> tuple[Any, Context, Any]:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from synth.backends import make_generator
+
+    connection = sqlite3.connect(run_dir / "checkpoints.sqlite", timeout=60, check_same_thread=False)
+    connection.execute("PRAGMA journal_mode=WAL")
+    saver = SqliteSaver(connection)
+    generator = make_generator(config)
+    ctx = Context(run_dir=run_dir, catalog=Catalog(config.catalog), generator=generator, dedup=dedup,
+                  gate_examples=config.gate_examples, gate_effort=config.gate_effort)
+    if config.judge_model:
+        from synth.judge import make_judge
+
+        ctx.judge = make_judge(config.judge_model)
+    return build_graph(ctx, checkpointer=saver), ctx, connection
+
+
+def _worker_init(run_dir: str, config: dict[str, Any]) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver handles Ctrl-C and stops the pool
+    graph, ctx, connection = _open_graph(Path(run_dir), RunConfig(**config), dedup=None)
+    _WORKER.update(graph=graph, ctx=ctx, connection=connection)
+
+
+def _finish_slot(thread_id: str) -> dict[str, Any]:
+    graph = _WORKER["graph"]
+    config = {"configurable": {"thread_id": thread_id}}
+    graph.invoke(None, config)
+    return _summary(graph.get_state(config).values)
+
+
+def _summary(values: dict[str, Any]) -> dict[str, Any]:
+    """What the report needs from a finished slot (not the code or the states)."""
+    bp = values.get("blueprint") or {}
+    return {"slot": values.get("slot"), "env_id": values.get("env_id"), "status": values.get("status", "failed"),
+            "reason": values.get("reason", ""), "topic": (values.get("topic") or {}).get("topic"),
+            "domain": (values.get("topic") or {}).get("domain"), "stages": values.get("stages") or {},
+            "quality": (values.get("gate") or {}).get("score"),
+            "failing_checks": [c["name"] for c in (values.get("gate") or {}).get("checks", []) if not c["ok"]],
+            "judge": (values.get("gate") or {}).get("judge"),
+            "tools": len(bp.get("tools", [])), "tables": len(bp.get("entities", [])),
+            "delta_sizes": values.get("delta_sizes") or {},
+            "schema_signature": _schema_signature(bp)}
+
+
+def _schema_signature(bp: dict[str, Any]) -> str:
+    return json.dumps(sorted((e["table"], sorted((f["name"], f["kind"]) for f in e["fields"]))
+                             for e in bp.get("entities", [])))
+
+
+# --- the driver -------------------------------------------------------------------------------------
+
+class _Progress:
+    """One status line on stderr (only when it is a terminal, or when asked)."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.enabled, self.started = total, enabled, time.monotonic()
+
+    def show(self, counts: dict[str, int], in_flight: int) -> None:
+        if not self.enabled:
+            return
+        done = counts.get("registered", 0)
+        width = 30
+        filled = int(width * done / max(1, self.total))
+        elapsed = time.monotonic() - self.started
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} registered, "
+                         f"{counts.get('rejected', 0)} rejected, {counts.get('deduplicated', 0)} duplicates, "
+                         f"{in_flight} in flight, {elapsed:.0f}s ")
+        sys.stderr.flush()
+
+    def end(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+def _new_run_id(seed: int) -> str:
+    return f"run-{dt.datetime.now(dt.UTC):%Y%m%d-%H%M%S}-s{seed}"
+
+
+def _prepare(config: RunConfig, resume: str | None) -> tuple[RunConfig, Path]:
+    root = Path(config.catalog)
+    if resume:
+        run_dir = runs_dir(root) / resume
+        if not (run_dir / "config.json").is_file():
+            known = sorted(p.name for p in runs_dir(root).glob("run-*")) if runs_dir(root).is_dir() else []
+            raise RunError(f"no run {resume!r} under {runs_dir(root)}; known runs: {known or 'none'}")
+        stored = RunConfig(**json.loads((run_dir / "config.json").read_text(encoding="utf-8")))
+        stored.workers = config.workers or stored.workers
+        return stored, run_dir
+    config.run_id = config.run_id or _new_run_id(config.seed)
+    config.max_proposals = config.max_proposals or max(4 * config.n, config.n + 40)
+    if config.backend == "procedural" and not config.domain_order:
+        from synth.mining import domain_order
+
+        config.domain_order = domain_order(config.seed)
+    run_dir = runs_dir(root) / config.run_id
+    if run_dir.exists():
+        raise RunError(f"run {config.run_id} exists already; resume it with --resume {config.run_id}")
+    run_dir.mkdir(parents=True)
+    tmp = run_dir / "config.json.tmp"
+    tmp.write_text(json.dumps(asdict(config), indent=1), encoding="utf-8")
+    os.replace(tmp, run_dir / "config.json")
+    return config, run_dir
+
+
+def _dedup_filter(catalog: Catalog, slots: dict[int, dict[str, Any]], run_id: str) -> DedupFilter:
+    """Topics already taken: every catalog env's (other runs and reference), and this run's accepted ones."""
+    dedup = DedupFilter(threshold=0.85)
+    summaries, _ = catalog.list()
+    ours = {s["env_id"] for s in slots.values()}
+    ids, texts = [], []
+    for summary in summaries:
+        if summary.id not in ours:
+            handle = catalog.get(summary.id)
+            ids.append(summary.id)
+            texts.append(handle.manifest.topic or handle.manifest.name)
+    for s in slots.values():
+        if s["status"] != "deduplicated" and s["topic"]:
+            ids.append(s["env_id"])
+            texts.append(s["topic"])
+    if ids:
+        dedup.add(ids, texts)
+    return dedup
+
+
+def synthesize(config: RunConfig, *, resume: str | None = None, progress: bool | None = None,
+               report_dir: Path | None = None) -> dict[str, Any]:
+    """Run (or resume) synthesis; returns the run report (also written as JSON, Markdown and PNG)."""
+    from synth.report import write_report
+
+    started = time.monotonic()
+    config, run_dir = _prepare(config, resume)
+    db = _db(run_dir / "run.sqlite")
+    slots = _slots(db)
+    catalog = Catalog(config.catalog)
+    dedup = _dedup_filter(catalog, slots, config.run_id)
+    graph, ctx, connection = _open_graph(run_dir, config, dedup=dedup)
+    bar = _Progress(config.n, sys.stderr.isatty() if progress is None else progress)
+    counts = {status: sum(s["status"] == status for s in slots.values()) for status in FINAL}
+    summaries = {s["slot"]: s["summary"] for s in slots.values() if s["summary"]}
+    mp = multiprocessing.get_context("spawn")
+    pool = cf.ProcessPoolExecutor(max_workers=max(1, config.workers), mp_context=mp, initializer=_worker_init,
+                                  initargs=(str(run_dir), asdict(config)))
+    in_flight: dict[cf.Future[dict[str, Any]], int] = {}
+    interrupted = False
+
+    def finished(slot: int, summary: dict[str, Any]) -> None:
+        summaries[slot] = summary
+        counts[summary["status"]] = counts.get(summary["status"], 0) + 1
+        _set_slot(db, slot, status=summary["status"], reason=summary["reason"], summary=summary)
+
+    try:
+        pending = [s for s in slots.values() if s["status"] not in FINAL]
+        for s in pending:  # resume interrupted slots first
+            thread = {"configurable": {"thread_id": f"{config.run_id}:{s['slot']}"}}
+            snapshot = graph.get_state(thread)
+            if snapshot.values and not snapshot.next and snapshot.values.get("status") in FINAL:
+                finished(s["slot"], _summary(snapshot.values))
+            elif snapshot.values and snapshot.values.get("status") != "deduplicated":
+                in_flight[pool.submit(_finish_slot, thread["configurable"]["thread_id"])] = s["slot"]
+            else:
+                _set_slot(db, s["slot"], status="failed", reason="interrupted before mining; re-proposed")
+                counts["failed"] = counts.get("failed", 0) + 1
+        next_slot = max(slots, default=-1) + 1
+        bar.show(counts, len(in_flight))
+        while counts.get("registered", 0) < config.n:
+            while (counts.get("registered", 0) + len(in_flight) < config.n and next_slot < config.max_proposals
+                   and len(in_flight) < 2 * max(1, config.workers)):
+                slot, next_slot = next_slot, next_slot + 1
+                thread = {"configurable": {"thread_id": f"{config.run_id}:{slot}"}}
+                _set_slot(db, slot, status="proposed")
+                graph.invoke({"run_id": config.run_id, "slot": slot, "seed": config.seed}, thread,
+                             interrupt_after=["dedup"])
+                values = graph.get_state(thread).values
+                _set_slot(db, slot, env_id=values.get("env_id"), topic=(values.get("topic") or {}).get("topic"))
+                if values.get("status") == "deduplicated":
+                    finished(slot, _summary(values))
+                else:
+                    _set_slot(db, slot, status="running")
+                    in_flight[pool.submit(_finish_slot, thread["configurable"]["thread_id"])] = slot
+                bar.show(counts, len(in_flight))
+            if not in_flight:
+                break  # out of proposals
+            done, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                slot = in_flight.pop(future)
+                try:
+                    finished(slot, future.result())
+                except Exception as exc:  # a worker died or a node raised: record, never lose the run
+                    finished(slot, {"slot": slot, "status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:500],
+                                    "env_id": None, "stages": {}, "topic": None})
+            bar.show(counts, len(in_flight))
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        bar.end()
+        pool.shutdown(wait=not interrupted, cancel_futures=True)
+        ctx.close()
+        connection.close()
+        db.close()
+    if interrupted:
+        raise KeyboardInterrupt(config.run_id)
+    return write_report(run_dir, config, summaries, catalog, wall_s=time.monotonic() - started,
+                        report_dir=report_dir)
