@@ -18,7 +18,7 @@ DOMAINS = [
                 "planted_on:datetime", "expected_yield_per_acre:int 10..300", "harvest_by:datetime deadline",
                 "seeding_rate:int 1000..40000"],
                 states=["planned", "planted", "harvested", "failed"],
-                transitions={"plant": "planned>planted", "harvest": "planted>harvested", "write_off": "planted>failed"}),
+                transitions={"plant": "planned>planted", "harvest": "planted>harvested", "abandon": "planned,planted>failed"}),
             dict(name="input_product", prefix="IP", fields=[
                 "product_name:text label", "product_type:choice seed|fertilizer|herbicide|insecticide|fungicide|fuel",
                 "on_hand:float 0..20000 balance", "unit:choice kg|l|bag|gal", "unit_cost:money 0.5..400",

@@ -21,7 +21,7 @@ DOMAINS = [
                 states=["clocked_out", "clocked_in"],
                 transitions={"clock_in": "clocked_out>clocked_in", "clock_out": "clocked_in>clocked_out"}),
             dict(name="repair_order", prefix="RO", parent="vehicle", fields=[
-                "ro_number:code label unique", "complaint:text", "promised_at:datetime deadline",
+                "ro_number:code label unique", "complaint:text", "promised_at:datetime",
                 "estimate:money 0..15000", "authorized_amount:money 0..15000", "odometer_in:int 0..400000",
                 "max_job_lines:int 1..20 capacity"],
                 states=["written_up", "awaiting_approval", "in_progress", "waiting_parts", "ready_for_pickup",
@@ -63,7 +63,7 @@ DOMAINS = [
                 transitions={"suspend": "active>suspended", "reinstate": "suspended>active",
                              "terminate": "active,suspended>terminated"}),
             dict(name="vehicle_assignment", prefix="AS", parent="fleet_vehicle", refs=["driver"], fields=[
-                "assignment_code:code label unique", "starts_at:datetime", "ends_at:datetime deadline",
+                "assignment_code:code label unique", "starts_at:datetime", "ends_at:datetime",
                 "purpose:choice delivery_route|sales_calls|service_calls|pool", "start_odometer_km:int 0..900000",
                 "take_home:bool"],
                 states=["scheduled", "active", "returned", "cancelled"],

@@ -65,7 +65,7 @@ DOMAINS = [
                 "accommodations:bool", "advisor:name", "late_days_remaining:int 0..5 balance"]),
             dict(name="assignment", prefix="AS", parent="course_section", fields=[
                 "title:text label", "category:choice homework|quiz|midterm|final|project|lab",
-                "max_points:int 5..200", "weight_pct:float 0..40", "due_at:datetime deadline",
+                "max_points:int 5..200", "weight_pct:float 0..40", "due_at:datetime",
                 "late_penalty_pct:int 0..50"],
                 states=["draft", "published", "closed", "graded"],
                 transitions={"publish": "draft>published", "close_submissions": "published>closed",

@@ -35,7 +35,7 @@ DOMAINS = [
                 transitions={"validate": "pending>validated", "reject": "pending>rejected"}),
             dict(name="utility_bill", prefix="BL", parent="customer_account", fields=[
                 "bill_number:code label unique", "usage_kwh:int 0..20000", "amount_due:money 0..5000 balance",
-                "due_date:datetime deadline", "billing_period:code", "late_fee:money 0..50"],
+                "due_date:datetime", "billing_period:code", "late_fee:money 0..50"],
                 states=["issued", "past_due", "disputed", "paid", "written_off"],
                 transitions={"mark_past_due": "issued>past_due", "open_dispute": "issued,past_due>disputed",
                              "resolve_dispute": "disputed>issued", "record_payment": "issued,past_due>paid",
@@ -72,7 +72,7 @@ DOMAINS = [
                 transitions={"acknowledge": "open>acknowledged", "dispatch": "acknowledged>dispatched",
                              "resolve": "open,acknowledged,dispatched>resolved"}),
             dict(name="service_visit", prefix="SV", parent="performance_alert", fields=[
-                "visit_code:code label unique", "scheduled_for:datetime deadline", "technician:name",
+                "visit_code:code label unique", "scheduled_for:datetime", "technician:name",
                 "visit_type:choice inspection|repair|panel_cleaning|warranty_swap", "cost:money 0..5000",
                 "warranty_covered:bool"],
                 states=["scheduled", "completed", "cancelled"],
@@ -87,7 +87,8 @@ DOMAINS = [
         entities=[
             dict(name="charging_station", prefix="ST", fields=[
                 "station_name:text label", "address:text", "region:choice northwest|southwest|midwest|northeast|south",
-                "access:choice public|fleet|workplace", "open_24h:bool", "parking_fee:money 0..10"],
+                "access:choice public|fleet|workplace", "open_24h:bool", "parking_fee:money 0..10",
+                "max_chargers:int 2..40 capacity"],
                 words=["Westfield Mall Garage", "I-5 Rest Stop Exit 142", "City Hall Lot B", "Harborview Park & Ride",
                        "Airport Cell Phone Lot", "Greenway Grocery"]),
             dict(name="charger", prefix="CG", parent="charging_station", fields=[
@@ -112,8 +113,8 @@ DOMAINS = [
             dict(name="charger_reservation", prefix="RV", parent="charger", refs=["driver"], fields=[
                 "reservation_code:code label unique", "hold_until:datetime deadline", "reservation_fee:money 0..5",
                 "requested_kw:int 7..350", "vehicle_plate:code"],
-                states=["held", "fulfilled", "cancelled", "no_show"],
-                transitions={"fulfil": "held>fulfilled", "cancel": "held>cancelled", "mark_no_show": "held>no_show"}),
+                states=["held", "fulfilled", "cancelled"],
+                transitions={"fulfil": "held>fulfilled", "cancel": "held>cancelled"}),
         ],
     ),
 ]

@@ -55,14 +55,14 @@ DOMAINS = [
                 "loan_number:code label unique", "principal:money 1000..750000",
                 "outstanding_balance:money 0..750000 balance", "interest_rate:float 0.02..0.18",
                 "term_months:int 12..360", "product:choice mortgage|auto|personal|student",
-                "maturity_date:datetime deadline"],
+                "maturity_date:datetime"],
                 states=["originated", "active", "delinquent", "in_forbearance", "paid_off", "charged_off"],
                 transitions={"disburse": "originated>active", "mark_delinquent": "active>delinquent",
                              "cure": "delinquent>active", "grant_forbearance": "active,delinquent>in_forbearance",
                              "end_forbearance": "in_forbearance>active", "pay_off": "active>paid_off",
                              "charge_off": "delinquent>charged_off"}),
             dict(name="installment", prefix="IN", parent="loan", fields=[
-                "installment_code:code label unique", "due_date:datetime deadline", "amount_due:money 50..8000",
+                "installment_code:code label unique", "due_date:datetime", "amount_due:money 50..8000",
                 "principal_part:money 0..8000", "interest_part:money 0..4000", "late_fee:money 0..150"],
                 states=["scheduled", "late", "paid", "waived"],
                 transitions={"pay": "scheduled,late>paid", "mark_late": "scheduled>late", "waive": "late>waived"}),
@@ -77,6 +77,12 @@ DOMAINS = [
                 "insured:bool", "appraised_on:datetime"],
                 words=["14 Birch Lane single-family home", "2021 Ford F-150 pickup", "Haas VF-2 CNC mill",
                        "Brokerage account ending 4471", "2018 Honda Civic sedan", "Lakeview condo unit 5B"]),
+            dict(name="payoff_quote", prefix="PQ", parent="loan", fields=[
+                "quote_number:code label unique", "payoff_amount:money 0..750000", "per_diem_interest:money 0..250",
+                "good_through:datetime deadline", "requested_by:choice borrower|title_company|refinancing_lender",
+                "delivery:choice email|fax|mail"],
+                states=["issued", "accepted", "withdrawn"],
+                transitions={"accept": "issued>accepted", "withdraw": "issued>withdrawn"}),
         ],
     ),
     Domain(
@@ -97,7 +103,7 @@ DOMAINS = [
             dict(name="expense_report", prefix="ER", parent="employee", fields=[
                 "title:text label", "report_number:code unique",
                 "trip_purpose:choice client_visit|conference|training|internal_meeting",
-                "total_claimed:money 0..15000", "submit_by:datetime deadline",
+                "total_claimed:money 0..15000", "submit_by:datetime",
                 "advance_remaining:money 0..3000 balance", "line_limit:int 10..60 capacity"],
                 states=["draft", "submitted", "approved", "rejected", "reimbursed"],
                 transitions={"submit": "draft>submitted", "approve": "submitted>approved",

@@ -53,7 +53,8 @@ DOMAINS = [
         entities=[
             dict(name="vehicle_owner", prefix="OW", fields=[
                 "full_name:name label", "license_number:code unique", "email:email", "phone:phone",
-                "owner_type:choice individual|business|government", f"county:choice {_COUNTIES}"]),
+                "owner_type:choice individual|business|government", f"county:choice {_COUNTIES}",
+                "unpaid_fines:money 0..5000 balance"]),
             dict(name="vehicle", prefix="VH", parent="vehicle_owner", fields=[
                 "vin:code label unique", "make_model:text", "model_year:int 1990..2025",
                 "fuel:choice gasoline|diesel|hybrid|electric", "gross_weight_kg:int 800..12000",
@@ -101,7 +102,7 @@ DOMAINS = [
             dict(name="tax_return", prefix="TR", parent="taxpayer", refs=["preparer"], fields=[
                 "return_code:code label unique", "tax_year:int 2018..2024", "form:choice 1040|1040_sr|1040_nr|1040_x",
                 "agi:money 0..500000", "tax_due:money 0..150000 balance", "refund_amount:money 0..30000",
-                "filing_deadline:datetime deadline"],
+                "filing_deadline:datetime"],
                 states=["draft", "filed", "accepted", "rejected", "under_audit"],
                 transitions={"file": "draft>filed", "accept": "filed>accepted", "reject": "filed>rejected",
                              "correct": "rejected>draft", "open_audit": "accepted>under_audit",

@@ -56,7 +56,8 @@ DOMAINS = [
                 "sex:choice female|male|other", "phone:phone"]),
             dict(name="test", prefix="T", fields=[
                 "test_name:text label", "test_code:code unique", "specimen:choice blood|urine|swab|stool|tissue",
-                "turnaround_hours:int 1..168", "list_price:money 5..900", "reagent_kits:int 0..400 balance"],
+                "turnaround_hours:int 1..168", "list_price:money 5..900", "reagent_kits:int 0..400 balance",
+                "reagent_lot_expires:datetime deadline"],
                 states=["active", "suspended"],
                 transitions={"suspend": "active>suspended", "reinstate": "suspended>active"},
                 words=["Complete Blood Count", "Basic Metabolic Panel", "Lipid Panel", "Hemoglobin A1c",
@@ -98,7 +99,7 @@ DOMAINS = [
                 transitions={"sanitize": "open>sanitizing", "reopen": "sanitizing,closed>open",
                              "close": "open,sanitizing>closed"}),
             dict(name="boarding_stay", prefix="BS", parent="kennel", refs=["pet"], fields=[
-                "stay_code:code label unique", "check_in_at:datetime", "pickup_by:datetime deadline",
+                "stay_code:code label unique", "check_in_at:datetime", "pickup_by:datetime",
                 "nights:int 1..30", "feeding:choice house_diet|owner_food|prescription_diet",
                 "medication_needed:bool", "deposit:money 0..300 balance"],
                 states=["booked", "checked_in", "checked_out", "cancelled"],

@@ -59,10 +59,10 @@ DOMAINS = [
                 "event_name:text label", "starts_at:datetime deadline", "ticket_limit:int 50..20000 capacity",
                 "genre:choice concert|theatre|comedy|sports|conference|festival",
                 "age_restriction:choice all_ages|16_plus|18_plus|21_plus", "base_price:money 10..500"],
-                states=["scheduled", "on_sale", "postponed", "cancelled", "completed"],
+                states=["scheduled", "on_sale", "postponed", "cancelled"],
                 transitions={"open_sales": "scheduled>on_sale", "postpone": "scheduled,on_sale>postponed",
-                             "reschedule": "postponed>on_sale", "cancel": "scheduled,on_sale,postponed>cancelled",
-                             "conclude": "on_sale>completed"},
+                             "reschedule": "postponed>on_sale",
+                             "cancel": "scheduled,on_sale,postponed>cancelled"},
                 words=["Jazz at Sunset", "Hamlet in the Park", "Stand-up Showcase", "Indie Rock Night",
                        "City Marathon Expo", "Winter Lights Festival"]),
             dict(name="ticket_buyer", prefix="CU", fields=[

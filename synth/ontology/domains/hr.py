@@ -147,7 +147,7 @@ DOMAINS = [
                        "Dell U2723QE Monitor", "iPhone 15", "Jabra Evolve2 75"]),
             dict(name="hardware_asset", prefix="AS", parent="asset_model", refs=["employee"], fields=[
                 "asset_tag:code label unique", "serial_number:code unique", "purchased_on:datetime",
-                "warranty_ends:datetime deadline", "condition:choice new|good|fair|damaged", "encrypted:bool"],
+                "warranty_ends:datetime", "condition:choice new|good|fair|damaged", "encrypted:bool"],
                 states=["in_stock", "assigned", "in_repair", "lost", "retired"],
                 transitions={"assign": "in_stock>assigned", "return_to_stock": "assigned,in_repair>in_stock",
                              "send_for_repair": "assigned,in_stock>in_repair", "report_lost": "assigned>lost",
@@ -155,8 +155,10 @@ DOMAINS = [
             dict(name="software_license", prefix="SL", fields=[
                 "product_name:text label", "license_key:code unique", "vendor:choice adobe|microsoft|jetbrains|figma|zoom",
                 "seats:int 5..500 capacity", "renewal_date:datetime deadline", "annual_cost:money 100..200000"],
-                states=["active", "lapsed", "cancelled"],
-                transitions={"lapse": "active>lapsed", "renew": "lapsed>active", "cancel": "active,lapsed>cancelled"},
+                states=["active", "renewal_declined", "cancelled"],
+                transitions={"decline_renewal": "active>renewal_declined",
+                             "rescind_decline": "renewal_declined>active",
+                             "cancel": "active,renewal_declined>cancelled"},
                 words=["Adobe Creative Cloud", "Microsoft 365 E3", "JetBrains All Products", "Figma Professional",
                        "Zoom Business"]),
             dict(name="seat_assignment", prefix="SA", parent="software_license", refs=["employee"], fields=[

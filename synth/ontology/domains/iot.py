@@ -43,6 +43,12 @@ DOMAINS = [
                 "occurred_at:datetime", "severity:choice info|warning|critical", "reading:float -40..150"],
                 states=["new", "acknowledged", "dismissed"],
                 transitions={"acknowledge": "new>acknowledged", "dismiss": "new,acknowledged>dismissed"}),
+            dict(name="access_code", prefix="PIN", parent="device", fields=[
+                "code_name:text label", "pin:code", "valid_until:datetime deadline", "uses_left:int 0..50 balance",
+                "schedule:choice always|weekdays|weekends|one_time", "notify_on_use:bool"],
+                states=["active", "suspended", "revoked"],
+                transitions={"suspend": "active>suspended", "resume": "suspended>active",
+                             "revoke": "active,suspended>revoked"}),
         ],
     ),
     Domain(
@@ -74,14 +80,14 @@ DOMAINS = [
                              "restore": "offline>online", "decommission": "online,offline>decommissioned"}),
             dict(name="sensor", prefix="SN", parent="gateway", refs=["equipment"], fields=[
                 "tag:code label unique", "measurand:choice temperature|pressure|vibration|flow|humidity|current",
-                "sample_rate_hz:float 0.1..1000", "calibration_due:datetime deadline",
+                "sample_rate_hz:float 0.1..1000", "calibration_due:datetime",
                 "low_threshold:float -50..500", "high_threshold:float 0..2000"],
                 states=["active", "faulty", "in_calibration", "retired"],
                 transitions={"flag_fault": "active>faulty", "send_to_calibration": "active,faulty>in_calibration",
                              "return_to_service": "in_calibration>active", "retire": "faulty,in_calibration>retired"}),
             dict(name="alarm", prefix="AL", parent="sensor", fields=[
                 "alarm_code:code label unique", "severity:choice low|medium|high|critical",
-                "trigger_value:float -50..2000", "raised_at:datetime", "ack_due:datetime deadline",
+                "trigger_value:float -50..2000", "raised_at:datetime", "ack_due:datetime",
                 "threshold_type:choice high|low|rate_of_change|stale_data"],
                 states=["raised", "acknowledged", "shelved", "cleared"],
                 transitions={"acknowledge": "raised>acknowledged", "shelve": "raised,acknowledged>shelved",

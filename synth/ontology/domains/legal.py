@@ -28,7 +28,7 @@ DOMAINS = [
             dict(name="matter", prefix="MT", parent="client", refs=["attorney"], fields=[
                 "matter_number:code label unique", "caption:text", f"practice_area:choice {_AREAS}",
                 "forum:choice state_court|federal_court|arbitration|none", "opened_on:datetime",
-                "limitations_date:datetime deadline", "budget_cap:money 0..500000"],
+                "limitations_date:datetime", "budget_cap:money 0..500000"],
                 states=["intake", "open", "stayed", "settled", "closed", "declined"],
                 transitions={"accept": "intake>open", "decline": "intake>declined", "stay": "open>stayed",
                              "lift_stay": "stayed>open", "settle": "open,stayed>settled",
@@ -43,9 +43,9 @@ DOMAINS = [
             dict(name="court_deadline", prefix="DL", parent="matter", fields=[
                 "event_title:text label", "due_at:datetime deadline",
                 "kind:choice answer|discovery|motion|hearing|trial", "rule_citation:code", "reminder_days:int 1..30"],
-                states=["upcoming", "extended", "met", "missed"],
+                states=["upcoming", "extended", "met", "vacated"],
                 transitions={"mark_met": "upcoming,extended>met", "extend": "upcoming>extended",
-                             "mark_missed": "upcoming,extended>missed"},
+                             "vacate": "upcoming,extended>vacated"},
                 words=["Answer to complaint", "Initial disclosures", "Opposition to motion to dismiss",
                        "Expert witness designation", "Pretrial conference", "Deposition of plaintiff"]),
         ],
@@ -72,13 +72,14 @@ DOMAINS = [
                        "Software License Agreement", "Office Lease"]),
             dict(name="contract", prefix="CT", parent="counterparty", refs=["contract_template"], fields=[
                 "contract_number:code label unique", "title:text", "total_value:money 0..5000000",
-                "effective_date:datetime", "expires_on:datetime deadline", "auto_renew:bool",
+                "unbilled_value:money 0..5000000 balance", "effective_date:datetime", "expires_on:datetime deadline",
+                "auto_renew:bool",
                 "notice_days:int 0..180"],
-                states=["drafting", "in_negotiation", "pending_signature", "executed", "terminated", "expired"],
+                states=["drafting", "in_negotiation", "pending_signature", "executed", "terminated"],
                 transitions={"send_for_negotiation": "drafting>in_negotiation",
                              "route_for_signature": "in_negotiation>pending_signature",
                              "revise": "pending_signature>in_negotiation", "execute": "pending_signature>executed",
-                             "terminate": "executed>terminated", "mark_expired": "executed>expired"}),
+                             "terminate": "executed>terminated"}),
             dict(name="redline", prefix="RL", parent="contract", fields=[
                 "redline_code:code label unique",
                 "clause:choice liability|indemnity|payment_terms|termination|confidentiality|ip_ownership",
@@ -89,8 +90,9 @@ DOMAINS = [
             dict(name="obligation", prefix="OB", parent="contract", fields=[
                 "obligation_title:text label", "responsible:name", "due_on:datetime deadline",
                 "frequency:choice once|monthly|quarterly|annual", "penalty:money 0..100000"],
-                states=["pending", "fulfilled", "waived", "breached"],
-                transitions={"fulfil": "pending>fulfilled", "waive": "pending>waived", "record_breach": "pending>breached"}),
+                states=["pending", "deferred", "fulfilled", "waived"],
+                transitions={"defer": "pending>deferred", "fulfil": "pending,deferred>fulfilled",
+                             "waive": "pending,deferred>waived"}),
         ],
     ),
 ]

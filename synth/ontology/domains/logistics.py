@@ -29,10 +29,11 @@ DOMAINS = [
                 transitions={"load": "planned>loaded", "depart": "loaded>on_road", "complete": "on_road>completed"}),
             dict(name="shipper", prefix="SH", fields=[
                 "company_name:text label", "account_number:code unique", "contact_email:email",
-                "prepaid_credit:money 0..20000 balance", "service_level:choice ground|two_day|overnight"]),
+                "prepaid_credit:money 0..20000 balance", "service_level:choice ground|two_day|overnight",
+                "contract_expires:datetime deadline"]),
             dict(name="parcel", prefix="PC", parent="route", refs=["shipper"], fields=[
                 "tracking_number:code label unique", "weight_kg:float 0.1..30", "declared_value:money 0..5000",
-                "signature_required:bool", "deliver_by:datetime deadline", "recipient_name:name",
+                "signature_required:bool", "deliver_by:datetime", "recipient_name:name",
                 "recipient_phone:phone", "max_attempts:int 1..3 capacity"],
                 states=["label_created", "in_transit", "out_for_delivery", "delivered", "exception", "returned"],
                 transitions={"pick_up": "label_created>in_transit", "load_for_delivery": "in_transit>out_for_delivery",
@@ -66,7 +67,7 @@ DOMAINS = [
                        "Lithium battery pack 48V", "Ceramic floor tile 60x60", "Olive oil 1L, case of 12"]),
             dict(name="stock_lot", prefix="LT", parent="bin_location", refs=["sku"], fields=[
                 "lot_number:code label unique", "on_hand:int 0..5000 balance", "received_at:datetime",
-                "expiry:datetime deadline", "supplier_batch:code"],
+                "expiry:datetime", "supplier_batch:code"],
                 states=["available", "quarantined", "scrapped"],
                 transitions={"quarantine": "available>quarantined", "release": "quarantined>available",
                              "scrap": "quarantined>scrapped"}),
@@ -93,7 +94,7 @@ DOMAINS = [
             dict(name="vessel_voyage", prefix="VY", fields=[
                 "voyage_number:code label unique", "vessel_name:text", f"port_of_loading:choice {_PORTS}",
                 f"port_of_discharge:choice {_PORTS}", "container_slots:int 50..800 capacity",
-                "cargo_cutoff:datetime deadline"],
+                "cargo_cutoff:datetime"],
                 states=["scheduled", "loading", "sailed", "arrived", "cancelled"],
                 transitions={"open_loading": "scheduled>loading", "sail": "loading>sailed",
                              "arrive": "sailed>arrived", "cancel": "scheduled>cancelled"}),

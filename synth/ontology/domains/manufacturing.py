@@ -26,7 +26,7 @@ DOMAINS = [
                        "Inverter Housing", "Hinge Bracket HB-7"]),
             dict(name="work_order", prefix="WO", parent="production_line", refs=["product"], fields=[
                 "order_number:code label unique", "quantity_planned:int 10..100000",
-                "quantity_remaining:int 0..100000 balance", "due_at:datetime deadline",
+                "quantity_remaining:int 0..100000 balance", "due_at:datetime",
                 "priority:choice low|normal|rush", "max_material_issues:int 1..30 capacity"],
                 states=["released", "in_progress", "on_hold", "completed", "cancelled"],
                 transitions={"start": "released>in_progress", "hold": "released,in_progress>on_hold",
@@ -67,7 +67,8 @@ DOMAINS = [
                        "Leak Test 100%", "PCB Solder Joint AOI"]),
             dict(name="supplier", prefix="SP", fields=[
                 "supplier_name:text label", "supplier_code:code unique", "country:choice US|MX|CN|DE|VN|IN",
-                "quality_rating:int 0..100", "iso_certified:bool", "contact_email:email"],
+                "quality_rating:int 0..100", "iso_certified:bool", "contact_email:email",
+                "chargeback_balance:money 0..50000 balance"],
                 states=["approved", "probation", "disqualified"],
                 transitions={"place_on_probation": "approved>probation", "restore": "probation>approved",
                              "disqualify": "approved,probation>disqualified"},

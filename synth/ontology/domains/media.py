@@ -21,7 +21,7 @@ DOMAINS = [
                 words=["Basic with Ads", "Standard", "Premium 4K", "Family", "Student", "Mobile Only"]),
             dict(name="subscription", prefix="SUB", parent="subscriber", refs=["plan"], fields=[
                 "subscription_code:code label unique", "billing_cycle:choice monthly|annual",
-                "paid_through:datetime deadline", "profile_slots:int 1..5 capacity", "started_on:datetime",
+                "paid_through:datetime", "profile_slots:int 1..5 capacity", "started_on:datetime",
                 "auto_renew:bool", "promo_code:code"],
                 states=["trialing", "active", "past_due", "paused", "cancelled"],
                 transitions={"convert": "trialing>active", "flag_past_due": "active>past_due",
@@ -47,7 +47,7 @@ DOMAINS = [
         entities=[
             dict(name="news_section", prefix="SC", fields=[
                 "section_name:text label", "slug:code unique", "section_editor:name",
-                "daily_story_quota:int 1..40", "paywalled:bool"],
+                "story_budget:int 5..40 capacity", "paywalled:bool"],
                 words=["Politics", "Business", "Climate", "Sports", "Culture", "Local News"]),
             dict(name="reporter", prefix="RP", fields=[
                 "full_name:name label", "email:email unique",
@@ -58,7 +58,7 @@ DOMAINS = [
                              "offboard": "active,on_leave>departed"}),
             dict(name="story", plural="stories", prefix="ST", parent="news_section", refs=["reporter"], fields=[
                 "headline:text label", "slug:code unique", "word_count:int 100..6000", "embargo_until:datetime",
-                "file_by:datetime deadline", "breaking:bool",
+                "file_by:datetime", "breaking:bool",
                 "story_type:choice news|feature|opinion|analysis|live_blog"],
                 states=["pitched", "drafting", "in_edit", "published", "spiked", "retracted"],
                 transitions={"commission": "pitched>drafting", "file_copy": "drafting>in_edit",
@@ -117,9 +117,9 @@ DOMAINS = [
             dict(name="ad_campaign", prefix="AC", parent="advertiser", refs=["show"], fields=[
                 "campaign_code:code label unique", "impressions_booked:int 1000..2000000", "cpm:money 10..60",
                 "placement:choice pre_roll|mid_roll|post_roll", "starts_on:datetime", "ends_on:datetime deadline"],
-                states=["proposed", "booked", "running", "completed", "cancelled"],
-                transitions={"book": "proposed>booked", "launch": "booked>running", "complete": "running>completed",
-                             "cancel": "proposed,booked>cancelled"}),
+                states=["proposed", "booked", "running", "paused", "cancelled"],
+                transitions={"book": "proposed>booked", "launch": "booked>running", "pause": "running>paused",
+                             "resume": "paused>running", "cancel": "proposed,booked,paused>cancelled"}),
         ],
     ),
 ]

@@ -20,8 +20,9 @@ DOMAINS = [
                 "campaign_name:text label", "goal:money 1000..2000000", "matching_funds_left:money 0..250000 balance",
                 "starts_on:datetime", "ends_on:datetime deadline",
                 "channel:choice email|event|direct_mail|peer_to_peer|online"],
-                states=["planning", "active", "closed"],
-                transitions={"launch": "planning>active", "close": "active>closed"},
+                states=["planning", "active", "suspended"],
+                transitions={"launch": "planning>active", "suspend": "active>suspended",
+                             "resume": "suspended>active"},
                 words=["Spring Food Drive", "Giving Tuesday", "Annual Gala", "Clean Water Fund",
                        "Scholarship Appeal", "Year-End Appeal"]),
             dict(name="donation", prefix="DO", parent="campaign", refs=["donor"], fields=[
@@ -33,7 +34,7 @@ DOMAINS = [
                              "refund": "received,receipted>refunded", "cancel_pledge": "pledged>cancelled"}),
             dict(name="recurring_gift", prefix="RG", parent="donor", refs=["campaign"], fields=[
                 "plan_code:code label unique", "monthly_amount:money 5..2000", "charge_day:int 1..28",
-                "card_expires:datetime deadline", "payments_made:int 0..120"],
+                "card_expires:datetime", "payments_made:int 0..120"],
                 states=["active", "paused", "failed", "cancelled"],
                 transitions={"pause": "active>paused", "resume": "paused,failed>active", "mark_failed": "active>failed",
                              "cancel": "active,paused,failed>cancelled"}),
@@ -56,8 +57,9 @@ DOMAINS = [
                 "shift_code:code label unique", "starts_at:datetime deadline", "duration_hours:float 1..8",
                 "volunteer_slots:int 1..40 capacity", "role:choice sorting|driver|greeter|tutor|kitchen|data_entry",
                 "indoor:bool"],
-                states=["open", "cancelled", "completed"],
-                transitions={"cancel": "open>cancelled", "complete": "open>completed"}),
+                states=["open", "roster_locked", "cancelled"],
+                transitions={"lock_roster": "open>roster_locked", "unlock_roster": "roster_locked>open",
+                             "cancel": "open,roster_locked>cancelled"}),
             dict(name="volunteer", prefix="VL", fields=[
                 "full_name:name label", "email:email unique", "phone:phone", "hours_logged:float 0..5000",
                 "background_check_expires:datetime", "skill:choice general|driving|teaching|medical|spanish"],

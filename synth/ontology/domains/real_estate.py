@@ -30,11 +30,12 @@ DOMAINS = [
                 "lease_number:code label unique", "monthly_rent:money 700..6000",
                 "security_deposit:money 0..12000 balance", "starts_on:datetime", "ends_on:datetime deadline",
                 "term_months:int 1..24", "autopay:bool"],
-                states=["draft", "signed", "active", "notice_given", "ended", "terminated"],
+                states=["draft", "signed", "active", "notice_given", "terminated"],
                 transitions={"sign": "draft>signed", "activate": "signed>active", "give_notice": "active>notice_given",
-                             "end": "notice_given>ended", "terminate_early": "active,notice_given>terminated"}),
+                             "withdraw_notice": "notice_given>active",
+                             "terminate_early": "active,notice_given>terminated"}),
             dict(name="rent_charge", prefix="RC", parent="lease", fields=[
-                "charge_code:code label unique", "amount_due:money 0..6000 balance", "due_on:datetime deadline",
+                "charge_code:code label unique", "amount_due:money 0..6000 balance", "due_on:datetime",
                 "charge_type:choice rent|late_fee|utility|pet_rent|parking", "period:code"],
                 states=["open", "paid", "written_off"],
                 transitions={"mark_paid": "open>paid", "write_off": "open>written_off"}),
@@ -62,7 +63,7 @@ DOMAINS = [
             dict(name="work_order", prefix="WO", parent="unit", refs=["technician"], fields=[
                 "ticket_number:code label unique", "category:choice plumbing|electrical|hvac|appliance|pest|locks",
                 "priority:choice low|normal|urgent|emergency", "reported_at:datetime",
-                "respond_by:datetime deadline", "permission_to_enter:bool", "issue_summary:text"],
+                "respond_by:datetime", "permission_to_enter:bool", "issue_summary:text"],
                 states=["submitted", "scheduled", "in_progress", "on_hold_parts", "completed", "cancelled"],
                 transitions={"schedule": "submitted>scheduled", "start": "scheduled>in_progress",
                              "wait_for_parts": "in_progress>on_hold_parts", "resume": "on_hold_parts>in_progress",
@@ -102,7 +103,7 @@ DOMAINS = [
                 states=["active", "paused", "cancelled"],
                 transitions={"pause": "active>paused", "resume": "paused>active", "cancel": "active,paused>cancelled"}),
             dict(name="room_booking", prefix="RB", parent="meeting_room", refs=["member"], fields=[
-                "booking_code:code label unique", "starts_at:datetime deadline", "duration_min:int 30..480",
+                "booking_code:code label unique", "starts_at:datetime", "duration_min:int 30..480",
                 "attendees:int 1..30", "credits_charged:int 0..80", "catering:bool"],
                 states=["booked", "checked_in", "completed", "cancelled", "no_show"],
                 transitions={"check_in": "booked>checked_in", "complete": "checked_in>completed",

@@ -17,7 +17,7 @@ DOMAINS = [
             dict(name="product", prefix="P", fields=[
                 "product_name:text label", "sku:code unique", "unit_price:money 0.5..60",
                 "stock_units:int 0..800 balance", "aisle:choice produce|dairy|bakery|frozen|pantry|household",
-                "organic:bool", "best_before:datetime deadline"],
+                "organic:bool", "best_before:datetime"],
                 states=["listed", "delisted"], transitions={"delist": "listed>delisted", "relist": "delisted>listed"},
                 words=["Organic Bananas 1kg", "Whole Milk 2L", "Sourdough Loaf", "Free-Range Eggs x12",
                        "Frozen Peas 900g", "Basmati Rice 5kg", "Greek Yogurt 500g", "Dish Soap 750ml"]),
@@ -55,7 +55,7 @@ DOMAINS = [
             dict(name="consignment_item", prefix="CI", parent="consignor", fields=[
                 "title:text label", "tag_code:code unique", "asking_price:money 5..2500",
                 "floor_price:money 1..2000", "condition:choice like_new|good|fair|worn",
-                "category:choice furniture|apparel|kitchen|decor|books", "contract_ends:datetime deadline"],
+                "category:choice furniture|apparel|kitchen|decor|books", "contract_ends:datetime"],
                 states=["intake", "on_floor", "sold", "returned_to_owner", "donated"],
                 transitions={"accept": "intake>on_floor", "mark_sold": "on_floor>sold",
                              "return_to_owner": "intake,on_floor>returned_to_owner", "donate": "on_floor>donated"},
@@ -67,7 +67,8 @@ DOMAINS = [
                 "mailing_list:bool"]),
             dict(name="sale", prefix="SL", parent="consignment_item", refs=["shopper"], fields=[
                 "receipt_number:code label unique", "sale_price:money 1..2500",
-                "payment:choice cash|card|store_credit", "discount_pct:int 0..50", "sold_at:datetime"],
+                "payment:choice cash|card|store_credit", "discount_pct:int 0..50", "sold_at:datetime",
+                "return_window_ends:datetime deadline"],
                 states=["completed", "refunded"], transitions={"refund": "completed>refunded"}),
             dict(name="payout", prefix="PO", parent="consignor", fields=[
                 "payout_number:code label unique", "payout_amount:money 0..5000", "period:choice weekly|monthly|quarterly",
@@ -85,7 +86,7 @@ DOMAINS = [
             dict(name="seller", prefix="SE", fields=[
                 "store_name:text label", "contact_email:email unique", "rating:float 1..5",
                 "payout_reserve:money 0..20000 balance", "country:choice US|UK|DE|FR|ES|IT",
-                "fulfilment:choice self|marketplace"],
+                "fulfilment:choice self|marketplace", "listing_limit:int 10..1000 capacity"],
                 states=["onboarding", "active", "suspended", "closed"],
                 transitions={"approve": "onboarding>active", "suspend": "active>suspended",
                              "reinstate": "suspended>active", "close": "active,suspended>closed"},
@@ -103,14 +104,14 @@ DOMAINS = [
                 "verified:bool"]),
             dict(name="marketplace_order", prefix="MO", parent="listing", refs=["buyer"], fields=[
                 "order_number:code label unique", "quantity:int 1..10", "total:money 1..30000",
-                "shipping_method:choice standard|express|pickup", "ship_by:datetime deadline",
+                "shipping_method:choice standard|express|pickup", "ship_by:datetime",
                 "tracking_number:code"],
                 states=["awaiting_shipment", "shipped", "delivered", "cancelled"],
                 transitions={"ship": "awaiting_shipment>shipped", "confirm_delivery": "shipped>delivered",
                              "cancel": "awaiting_shipment>cancelled"}),
             dict(name="dispute", prefix="DP", parent="marketplace_order", fields=[
                 "case_number:code label unique", "reason:choice not_received|not_as_described|damaged|wrong_item",
-                "amount_claimed:money 0..3000", "opened_at:datetime", "respond_by:datetime deadline"],
+                "amount_claimed:money 0..3000", "opened_at:datetime", "respond_by:datetime"],
                 states=["open", "seller_responded", "resolved_for_buyer", "resolved_for_seller"],
                 transitions={"record_response": "open>seller_responded",
                              "rule_for_buyer": "open,seller_responded>resolved_for_buyer",

@@ -20,9 +20,8 @@ DOMAINS = [
             dict(name="membership", prefix="MS", parent="member", refs=["membership_plan"], fields=[
                 "agreement_number:code label unique", "started_on:datetime", "ends_on:datetime deadline",
                 "class_credits:int 0..30 balance", "billing_day:int 1..28", "freeze_days_used:int 0..90"],
-                states=["pending", "active", "frozen", "expired", "cancelled"],
+                states=["pending", "active", "frozen", "cancelled"],
                 transitions={"activate": "pending>active", "freeze": "active>frozen", "unfreeze": "frozen>active",
-                             "expire": "active,frozen>expired", "renew": "expired>active",
                              "cancel": "pending,active,frozen>cancelled"}),
             dict(name="instructor", prefix="IN", fields=[
                 "full_name:name label", "email:email unique", "certification:choice ace|nasm|ryt200|stott|afaa",
@@ -33,8 +32,8 @@ DOMAINS = [
                 "class_name:text label", "starts_at:datetime deadline", "spots:int 5..40 capacity",
                 "studio:choice studio_a|studio_b|cycle_room|pool|boxing_ring",
                 "intensity:choice low|moderate|high", "duration_min:int 30..90"],
-                states=["scheduled", "cancelled", "completed"],
-                transitions={"cancel": "scheduled>cancelled", "complete": "scheduled>completed"},
+                states=["scheduled", "cancelled"],
+                transitions={"cancel": "scheduled>cancelled", "reinstate": "cancelled>scheduled"},
                 words=["Spin 45", "Vinyasa Flow", "HIIT Circuit", "Aqua Aerobics", "Boxing Basics",
                        "Pilates Reformer"]),
             dict(name="class_booking", prefix="CB", parent="fitness_class", refs=["member"], fields=[
@@ -54,7 +53,7 @@ DOMAINS = [
             dict(name="division", prefix="DV", fields=[
                 "division_name:text label", "age_group:choice u8|u10|u12|u14|u16|adult",
                 "max_teams:int 4..16 capacity", "registration_fee:money 50..400",
-                "season:choice spring|summer|fall|winter", "registration_closes:datetime deadline"],
+                "season:choice spring|summer|fall|winter", "registration_closes:datetime"],
                 states=["registration_open", "in_season", "completed"],
                 transitions={"start_season": "registration_open>in_season", "finish_season": "in_season>completed"},
                 words=["U10 Girls Blue", "U12 Boys Gold", "U14 Coed Premier", "U8 Rec Coed", "U16 Girls Select",
@@ -62,7 +61,7 @@ DOMAINS = [
             dict(name="team", prefix="TM", parent="division", fields=[
                 "team_name:text label", "coach_name:name", "coach_email:email unique",
                 "roster_limit:int 10..25 capacity", "home_kit:choice red|blue|green|gold|black|white",
-                "sponsor:text"],
+                "sponsor:text", "fees_outstanding:money 0..3000 balance"],
                 states=["registered", "approved", "suspended", "withdrawn"],
                 transitions={"approve": "registered>approved", "suspend": "approved>suspended",
                              "reinstate": "suspended>approved", "withdraw": "registered,approved,suspended>withdrawn"},
@@ -79,7 +78,8 @@ DOMAINS = [
                 "pitch_name:text label", "surface:choice grass|turf|indoor", "floodlights:bool",
                 "parking_spaces:int 0..300", "address:text"]),
             dict(name="league_match", prefix="MT", plural="league_matches", parent="pitch", refs=["team"], fields=[
-                "match_code:code label unique", "kickoff_at:datetime deadline", "opponent_team:text",
+                "match_code:code label unique", "kickoff_at:datetime", "result_entry_closes:datetime deadline",
+                "opponent_team:text",
                 "home_score:int 0..20", "away_score:int 0..20", "referee:name"],
                 states=["scheduled", "played", "postponed", "forfeited", "cancelled"],
                 transitions={"record_result": "scheduled>played", "postpone": "scheduled>postponed",

@@ -60,7 +60,7 @@ DOMAINS = [
                 transitions={"start_leave": "available>on_leave", "return_from_leave": "on_leave>available"}),
             dict(name="install_order", prefix="IO", parent="service_address", refs=["field_technician"], fields=[
                 "order_number:code label unique", "speed_tier:choice 300m|500m|1g|2g|5g",
-                "appointment_at:datetime deadline", "wifi_extender:bool", "static_ip:bool",
+                "appointment_at:datetime", "wifi_extender:bool", "static_ip:bool",
                 "install_fee:money 0..250"],
                 states=["created", "scheduled", "en_route", "completed", "failed", "cancelled"],
                 transitions={"schedule": "created>scheduled", "dispatch": "scheduled>en_route",
@@ -103,7 +103,7 @@ DOMAINS = [
             dict(name="ticket", prefix="TK", parent="support_queue", refs=["subscriber", "agent"], fields=[
                 "ticket_number:code label unique", "subject:text", "priority:choice low|normal|high|urgent",
                 "category:choice billing|outage|device|plan_change|cancellation",
-                "first_response_due:datetime deadline", "reopen_count:int 0..10"],
+                "first_response_due:datetime", "reopen_count:int 0..10"],
                 states=["new", "open", "pending_customer", "escalated", "resolved", "closed"],
                 transitions={"assign": "new>open", "await_customer": "open>pending_customer",
                              "resume": "pending_customer>open", "escalate": "open>escalated",
@@ -114,9 +114,9 @@ DOMAINS = [
                 "internal_only:bool", "word_count:int 1..2000"]),
             dict(name="satisfaction_survey", prefix="SV", parent="ticket", fields=[
                 "survey_code:code label unique", "csat_score:int 1..5", "nps:int 0..10", "comment:text",
-                "sent_at:datetime"],
-                states=["sent", "answered", "expired"],
-                transitions={"record_answer": "sent>answered", "expire": "sent>expired"}),
+                "sent_at:datetime", "respond_by:datetime deadline"],
+                states=["sent", "answered", "withdrawn"],
+                transitions={"record_answer": "sent>answered", "withdraw": "sent>withdrawn"}),
         ],
     ),
 ]

@@ -17,7 +17,7 @@ DOMAINS = [
                 "meal_preference:choice standard|vegetarian|halal|kosher|gluten_free"]),
             dict(name="flight", prefix="FL", fields=[
                 "flight_number:code label", f"origin:choice {_AIRPORTS}", f"destination:choice {_AIRPORTS}",
-                "departure_at:datetime deadline", "seats:int 50..300 capacity", "base_fare:money 49..1800",
+                "departure_at:datetime", "curfew_at:datetime deadline", "seats:int 50..300 capacity", "base_fare:money 49..1800",
                 "aircraft:choice A320|A321|B737|B787|A350"],
                 states=["scheduled", "delayed", "boarding", "departed", "cancelled"],
                 transitions={"delay": "scheduled>delayed", "reschedule": "delayed>scheduled",
@@ -52,7 +52,8 @@ DOMAINS = [
         entities=[
             dict(name="branch", plural="branches", prefix="BR", fields=[
                 "branch_name:text label", "location_code:code unique", "city:choice LA|Seattle|Miami|Denver|Boston",
-                "phone:phone", "opens_at_hour:int 5..10", "closes_at_hour:int 17..24", "after_hours_dropoff:bool"],
+                "phone:phone", "opens_at_hour:int 5..10", "closes_at_hour:int 17..24", "after_hours_dropoff:bool",
+                "parking_spaces:int 10..400 capacity"],
                 words=["LAX Airport", "Downtown Seattle", "Miami Beach", "Denver Union Station", "Boston Logan",
                        "Sea-Tac Airport"]),
             dict(name="vehicle", prefix="V", parent="branch", fields=[
@@ -69,7 +70,7 @@ DOMAINS = [
                 states=["good_standing", "do_not_rent"],
                 transitions={"ban": "good_standing>do_not_rent", "clear": "do_not_rent>good_standing"}),
             dict(name="rental_agreement", prefix="RA", parent="vehicle", refs=["renter"], fields=[
-                "agreement_number:code label unique", "pickup_at:datetime", "return_due:datetime deadline",
+                "agreement_number:code label unique", "pickup_at:datetime", "return_due:datetime",
                 "daily_rate:money 25..300", "coverage:choice none|cdw|full", "deposit_held:money 0..1000 balance",
                 "mileage_out:int 0..150000"],
                 states=["reserved", "on_rent", "returned", "cancelled", "no_show"],
