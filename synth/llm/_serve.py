@@ -26,7 +26,7 @@ def _wait_for_parent(parent: int) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--gguf", required=True)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--ctx", type=int, default=2048)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--parallel", type=int, default=1)
@@ -45,6 +45,10 @@ def main() -> int:
         params.n_predict = args.n_predict  # a hard cap: the model loops when unbounded
         params.cpuparams.n_threads = args.threads
         params.cpuparams_batch.n_threads = args.threads
+        # No busy-wait between work items: on a shared 2-core machine spinning threads starve
+        # everything else (and themselves, once the load exceeds the cores).
+        params.cpuparams.poll = 0
+        params.cpuparams_batch.poll = 0
         params.hostnames = ["127.0.0.1"]
         params.port = 0  # the OS picks a free port; listening_address reports it
         params.sampling.temp = 0.0

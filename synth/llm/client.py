@@ -167,8 +167,7 @@ class LLMClient:
             raise RequestRejected(f"{self.spec.name} needs an API key: set the environment variable "
                                   f"{self._missing_key}")
         extra: dict[str, Any] = {"response_format": response_format} if response_format else {}
-        if seed is not None:
-            extra["seed"] = seed
+        extra["seed"] = self.seed if seed is None else seed  # reproducible sampling where supported
         last: Exception | None = None
         kind = ""
         for attempt in range(1, self.attempts + 1):

@@ -20,7 +20,12 @@ from typing import Any
 
 @dataclass
 class CallRecord:
-    """One logical call (retries and a re-ask included) of one stage to one model."""
+    """One logical call (retries and re-asks included) of one stage to one model.
+
+    ``attempts`` counts HTTP tries, ``requests`` the replies received (the first answer plus
+    re-asks); tokens and cost sum over every reply. ``repaired`` means the JSON syntax had to be
+    fixed; ``usage_reported`` is False if the server sent no ``usage`` (tokens then read 0).
+    """
 
     stage: str
     model: str

