@@ -42,7 +42,7 @@ def main() -> int:
         params.model_alias = {"smollm2-135m"}
         params.n_ctx = args.ctx * args.parallel
         params.n_parallel = args.parallel
-        params.n_predict = args.n_predict  # a hard cap: the model loops when unbounded
+        params.n_predict = args.n_predict  # a backstop for requests without max_tokens (it loops unbounded)
         params.cpuparams.n_threads = args.threads
         params.cpuparams_batch.n_threads = args.threads
         # No busy-wait between work items: on a shared 2-core machine spinning threads starve

@@ -222,7 +222,7 @@ def embedded_server(spec: ModelSpec, *, threads: int | None = None, seed: int = 
         server, users = _SHARED.get(key, (None, 0))
         if server is None or not server.alive():
             server = EmbeddedServer(gguf, threads=threads, ctx=spec.context_window, seed=seed,
-                                    n_predict=max(spec.max_output_tokens * 2, 256))
+                                    n_predict=spec.context_window)
             server.start()
             users = 0
         _SHARED[key] = (server, users + 1)
