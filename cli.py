@@ -16,10 +16,8 @@ from catalog.store import ENV_VAR, Catalog, CatalogError
 from catalog.tasks import CheckError
 
 PENDING = {
-    "synthesize": ("make new environments with the LangGraph pipeline (offline by default)", 5),
     "audit-sim": ("measure a simulator model against execution (FM/CM per stratum)", 6),
     "bench": ("export/import verified benchmark samples (EnvSimBench format, JSONL)", 6),
-    "models": ("list the model registry and whether each endpoint answers", 5),
 }
 
 
@@ -286,6 +284,88 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if all(r["passed"] for r in reports) else 5
 
 
+def cmd_synthesize(args: argparse.Namespace) -> int:
+    from synth.run import RunConfig, RunError, synthesize
+
+    if args.n is not None and args.n < 1:
+        raise UserError("--n must be at least 1")
+    if args.resume is None and args.n is None:
+        raise UserError("give --n N (how many envs to register), or --resume RUN_ID")
+    if args.backend == "llm" and not args.model and args.resume is None:
+        raise UserError("--backend llm needs --model NAME; `python cli.py models` lists them")
+    if args.model and args.backend == "procedural":
+        args.backend = "llm"
+    root = str(Path(args.catalog or _catalog(args).root))
+    config = RunConfig(n=args.n or 0, backend=args.backend, model=args.model, mode=args.mode, seed=args.seed,
+                       workers=args.workers, catalog=root)
+    if args.model:
+        from synth.llm import UnknownModel, load_registry
+
+        try:
+            load_registry()[args.model]
+        except UnknownModel as exc:
+            raise UserError(str(exc)) from exc
+    try:
+        report = synthesize(config, resume=args.resume, progress=None if not args.json else False,
+                            report_dir=Path(args.report) if args.report else None)
+    except RunError as exc:
+        raise UserError(str(exc)) from exc
+    except KeyboardInterrupt as exc:
+        run_id = exc.args[0] if exc.args else "RUN_ID"
+        print(f"\ninterrupted; finished envs are kept. Continue with: python cli.py synthesize --resume {run_id}"
+              + (f" --catalog {root}" if args.catalog else ""), file=sys.stderr)
+        return 130
+    if args.json:
+        _print_json(report)
+    else:
+        where = Path(args.report) if args.report else Path(root) / ".runs" / report["run_id"]
+        print(f"run {report['run_id']}: {report['registered']}/{report['requested']} registered "
+              f"({report['proposed']} proposed, {report['deduplicated']} duplicates, {report['rejected']} rejected, "
+              f"{report['failed']} failed; yield {report['yield']:.1%}) in {report['wall_s']} s; "
+              f"tokens {report['tokens_in']} in / {report['tokens_out']} out, {report['cost_usd']:.4f} USD")
+        print(f"report: {where / 'report.md'} (+ report.json, {', '.join(report['plots'])})")
+    return 0 if report["registered"] == report["requested"] else 1
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from synth.llm import RegistryError, load_registry, probe
+
+    try:
+        registry = load_registry()
+    except RegistryError as exc:
+        raise UserError(str(exc)) from exc
+    rows = []
+    for spec in registry.values():
+        found = probe(spec, registry=registry, timeout=args.timeout) if not args.no_probe else {}
+        rows.append({"name": spec.name, "base_url": spec.base_url or "(embedded)", "model": spec.model,
+                     "price_in_per_m": spec.price_in, "price_out_per_m": spec.price_out, "json_schema": spec.json_schema,
+                     "reachable": found.get("reachable"), "detail": found.get("detail", "")})
+    if args.json:
+        _print_json(rows)
+        return 0
+    for row in rows:
+        state = "-" if row["reachable"] is None else ("up" if row["reachable"] else "down")
+        print(f"{row['name']:<16} {state:<5} {row['base_url']:<34} in ${row['price_in_per_m']}/M out "
+              f"${row['price_out_per_m']}/M json_schema={row['json_schema']}  {row['detail']}")
+    return 0
+
+
+def cmd_catalog_search(args: argparse.Namespace) -> int:
+    from catalog.search import search_catalog
+
+    if args.k < 1:
+        raise UserError("--k must be at least 1")
+    hits = search_catalog(_catalog(args), args.query, args.k)
+    if args.json:
+        _print_json(hits)
+        return 0
+    if not hits:
+        print("no environments match")
+    for hit in hits:
+        print(f"{hit['score']:.3f}  {hit['id']:<32} {hit['name']}")
+    return 0
+
+
 def cmd_pending(args: argparse.Namespace) -> int:
     what, issue = PENDING[args.command]
     print(f"envforge {args.command} ({what}) is not built yet; it is tracked in issue {issue}. "
@@ -325,6 +405,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--show-state", action="store_true", help="also print the full state after the call")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.set_defaults(handler=cmd_catalog_run)
+    search = actions.add_parser("search", parents=[common], help="nearest environments to a description (faiss)")
+    search.add_argument("query", metavar="QUERY", help='what you are looking for, e.g. "hotel room bookings"')
+    search.add_argument("--k", type=int, default=5, help="how many results (default: 5)")
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.set_defaults(handler=cmd_catalog_search)
 
     constraints = commands.add_parser(
         "constraints", parents=[common], help="print constraint specs from tool source; --completeness measures them",
@@ -378,6 +463,33 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("--replace", action="store_true", help="overwrite an existing env with this id")
     importer.add_argument("--json", action="store_true", help="print the result as JSON")
     importer.set_defaults(handler=cmd_import)
+
+    synth = commands.add_parser(
+        "synthesize", parents=[common], help="make new environments with the LangGraph pipeline (offline by default)",
+        description="Propose candidate environments (mine topics -> dedup -> plan -> schema -> code -> static checks "
+                    "-> initial states -> execute -> tasks -> quality gate -> register) until N are registered. "
+                    "Runs are checkpointed in SQLite: Ctrl-C (or a crash) leaves a run that --resume continues. "
+                    "Exit status 1 if fewer than N could be registered.")
+    synth.add_argument("--n", type=int, help="how many envs to register")
+    synth.add_argument("--backend", choices=("procedural", "llm"), default="procedural",
+                       help="procedural (no model, the default) or llm (needs --model)")
+    synth.add_argument("--model", metavar="NAME", help="registry model for the llm backend, e.g. smollm2-135m")
+    synth.add_argument("--mode", choices=("blueprint", "code"), default="blueprint",
+                       help="llm backend: the model fills the blueprint (default) or writes the tool code")
+    synth.add_argument("--seed", type=int, default=0, help="seed of every choice (default: 0)")
+    synth.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
+    synth.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run")
+    synth.add_argument("--report", metavar="DIR", help="where to write report.json/.md and plots (default: the run "
+                                                       "folder under <catalog>/.runs)")
+    synth.add_argument("--json", action="store_true", help="print the report as JSON (no progress bar)")
+    synth.set_defaults(handler=cmd_synthesize)
+
+    models = commands.add_parser("models", parents=[common], help="list the model registry and whether each endpoint "
+                                                                 "answers")
+    models.add_argument("--json", action="store_true", help="print JSON")
+    models.add_argument("--no-probe", action="store_true", help="do not contact the endpoints")
+    models.add_argument("--timeout", type=float, default=2.0, help="seconds per probe (default: 2)")
+    models.set_defaults(handler=cmd_models)
 
     for name, (what, issue) in PENDING.items():
         pending = commands.add_parser(name, parents=[common], help=f"{what} [not built yet: issue {issue}]")

@@ -9,6 +9,9 @@ program of every tool and helper (constraints.ir), which the spec-only simulator
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import json
 import re
 from typing import Any
 
@@ -30,9 +33,29 @@ class ExtractionError(ValueError):
     """The module cannot be analysed (syntax error, missing entry class)."""
 
 
+_MEMO: dict[str, dict[str, Any]] = {}
+_MEMO_SIZE = 64
+
+
 def extract_spec(source: str, kind: str, entry: str | None = None, *, failure_exceptions: list[str] | None = None,
                  declared_kinds: dict[str, str] | None = None) -> dict[str, Any]:
-    """Return the JSON-serializable constraint spec of an env module of either convention."""
+    """Return the JSON-serializable constraint spec of an env module of either convention.
+
+    Pure in its arguments, so recent results are memoized (a synthesis slot extracts the same
+    module for its plan, its static check and its gate); callers get their own copy.
+    """
+    key = hashlib.sha256(json.dumps([source, kind, entry, failure_exceptions, declared_kinds],
+                                    sort_keys=True).encode()).hexdigest()
+    if key not in _MEMO:
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[key] = _extract(source, kind, entry, failure_exceptions=failure_exceptions,
+                              declared_kinds=declared_kinds)
+    return copy.deepcopy(_MEMO[key])
+
+
+def _extract(source: str, kind: str, entry: str | None = None, *, failure_exceptions: list[str] | None = None,
+             declared_kinds: dict[str, str] | None = None) -> dict[str, Any]:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:

@@ -18,5 +18,6 @@ def make_generator(config: Any) -> Generator:
             raise ValueError("--backend llm needs --model NAME (see `python cli.py models`)")
         from synth.llm_generator import LLMGenerator
 
-        return LLMGenerator(config.model, mode=config.mode, domain_order=config.domain_order or None)
+        return LLMGenerator(config.model, mode=config.mode, domain_order=config.domain_order or None,
+                            base_url=getattr(config, "base_url", None))
     raise ValueError(f"unknown backend {config.backend!r}: use procedural or llm")

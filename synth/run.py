@@ -49,12 +49,12 @@ class RunConfig:
     seed: int = 0
     workers: int = 2
     catalog: str = ""
-    judge_model: str | None = None
     run_id: str = ""
     max_proposals: int = 0
-    gate_examples: int = 10
-    gate_effort: float = 0.25
+    gate_examples: int = 8
+    gate_effort: float = 0.05
     domain_order: list[str] = field(default_factory=list)
+    base_url: str | None = None  # this session's server for the model (the embedded one is started per session)
 
 
 def runs_dir(catalog_root: Path) -> Path:
@@ -102,10 +102,6 @@ def _open_graph(run_dir: Path, config: RunConfig, *, dedup: DedupFilter | None) 
     generator = make_generator(config)
     ctx = Context(run_dir=run_dir, catalog=Catalog(config.catalog), generator=generator, dedup=dedup,
                   gate_examples=config.gate_examples, gate_effort=config.gate_effort)
-    if config.judge_model:
-        from synth.judge import make_judge
-
-        ctx.judge = make_judge(config.judge_model)
     return build_graph(ctx, checkpointer=saver), ctx, connection
 
 
@@ -220,11 +216,31 @@ def _dedup_filter(catalog: Catalog, slots: dict[int, dict[str, Any]], run_id: st
 
 def synthesize(config: RunConfig, *, resume: str | None = None, progress: bool | None = None,
                report_dir: Path | None = None) -> dict[str, Any]:
-    """Run (or resume) synthesis; returns the run report (also written as JSON, Markdown and PNG)."""
-    from synth.report import write_report
+    """Run (or resume) synthesis; returns the run report (also written as JSON, Markdown and PNG).
 
+    For the embedded model one server is started for the session and shared by all workers.
+    """
     started = time.monotonic()
     config, run_dir = _prepare(config, resume)
+    if config.backend == "llm" and config.model and not config.base_url:
+        from synth.llm import load_registry
+        from synth.llm.embedded import embedded_server
+
+        spec = load_registry()[config.model]
+        if spec.embedded:
+            with embedded_server(spec, seed=config.seed) as url:
+                config.base_url = url
+                try:
+                    return _drive(config, run_dir, started, progress, report_dir)
+                finally:
+                    config.base_url = None
+    return _drive(config, run_dir, started, progress, report_dir)
+
+
+def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | None,
+           report_dir: Path | None) -> dict[str, Any]:
+    from synth.report import write_report
+
     db = _db(run_dir / "run.sqlite")
     slots = _slots(db)
     catalog = Catalog(config.catalog)

@@ -28,17 +28,19 @@ _DECREASE = ("deduct_{f}", "decrease_{f}", "draw_down_{f}", "debit_{f}", "use_{f
 _RESERVED_LOCALS = {"rows", "row", "held", "moved", "amount", "status", "self"}
 
 
-def env_id_for(domain: Domain, seed: int) -> str:
+def env_id_for(domain: Domain, seed: int | str) -> str:
     """A stable, readable id: the domain and a short hash of the seed."""
     return f"{domain.id.replace('_', '-')}-{hashlib.sha256(f'{domain.id}:{seed}'.encode()).hexdigest()[:6]}"
 
 
-def _pick_entities(domain: Domain, rng: random.Random) -> list[EntityT]:
+def _pick_entities(domain: Domain, rng: random.Random, focus_name: str | None = None,
+                   size: int | None = None) -> list[EntityT]:
     """A connected subset of 2-4 entities around a focus entity that has a lifecycle."""
     by_name = {e.name: e for e in domain.entities}
-    focus = rng.choice([e for e in domain.entities if e.transitions])
+    movers = [e for e in domain.entities if e.transitions]
+    focus = by_name[focus_name] if focus_name in by_name and by_name[focus_name].transitions else rng.choice(movers)
     chosen = [focus.name]
-    want = rng.randint(2, min(4, len(domain.entities)))
+    want = max(1, min(size, len(domain.entities))) if size else rng.randint(2, min(4, len(domain.entities)))
     while len(chosen) < want:
         frontier = []
         for name in chosen:
@@ -117,16 +119,22 @@ def _choose(pool: list[ToolRecipe], focus: str, rng: random.Random) -> list[Tool
     return [t for t in pool if t in keep]
 
 
-def design(domain: Domain, seed: int) -> Blueprint:
-    """Design one environment of `domain`; the same (domain, seed) always gives the same blueprint."""
-    rng = random.Random(f"{domain.id}:{seed}")
-    picked = _pick_entities(domain, rng)
+def design(domain: Domain, seed: int, *, focus: str | None = None, size: int | None = None,
+           width: int | None = None) -> Blueprint:
+    """Design one environment of `domain`; the same arguments always give the same blueprint.
+
+    `focus`, `size` (entities) and `width` (fields a write changes) override the seeded choices:
+    the LLM backend's blueprint mode lets the model make them.
+    """
+    rng = random.Random(f"{domain.id}:{seed}:{focus}:{size}:{width}" if (focus or size or width) else
+                        f"{domain.id}:{seed}")
+    picked = _pick_entities(domain, rng, focus, size)
     names = {e.name for e in picked}
     keep = rng.choice((0.45, 0.6, 0.75, 0.9, 1.0))
     entities = [_entity_spec(e, names, rng, keep, bookkeeping=rng.random() < 0.6) for e in picked]
     templates = {e.name: e for e in picked}
     tools: list[ToolRecipe] = []
-    width = rng.choice((1, 2, 3, 4, 6, 8, 10))  # the |Δ| knob: fields written by updates and transitions
+    width = width or rng.choice((1, 2, 3, 4, 6, 8, 10))  # the |Δ| knob: fields written by updates and transitions
     used: set[str] = set()
 
     def add(recipe: ToolRecipe) -> None:
@@ -171,8 +179,9 @@ def design(domain: Domain, seed: int) -> Blueprint:
                            touch=rng.random() < 0.8))
     creatable = [e for e in entities if e.parent] or entities
     for e in rng.sample(creatable, min(len(creatable), rng.randint(1, 2))):
+        required = ("text", "name", "email", "phone", "code")  # no default in the schema: must be given
         params = [f.name for f in e.fields if f.kind in EDITABLE and ("label" in f.roles or f.unique
-                                                                      or rng.random() < 0.5)]
+                                                                      or f.kind in required or rng.random() < 0.5)]
         parent = by_name.get(e.parent or "")
         add(ToolRecipe(name=f"{rng.choice(_CREATE)}_{e.name}", archetype="create", entity=e.name, fields=params,
                        capacity=bool(parent and parent.role("capacity")) and rng.random() < 0.8,
@@ -217,7 +226,7 @@ def design(domain: Domain, seed: int) -> Blueprint:
     description = (f"{domain.description} This environment covers {plural_names}, centred on the "
                    f"{focus.name.replace('_', ' ')} lifecycle ({' -> '.join(focus.states)}); its tools "
                    f"{', '.join(verbs[:6])} records.")
-    env_id = env_id_for(domain, seed)
+    env_id = env_id_for(domain, seed if not (focus or size or width) else f"{seed}:{focus}:{size}:{width}")
     return Blueprint(env_id=env_id, name=f"{domain.title} ({focus.table.replace('_', ' ')})", domain=domain.id,
                      sector=domain.sector, topic=topic, description=description, actor=domain.actor,
                      entities=entities, tools=tools, seed=seed,
