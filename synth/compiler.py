@@ -388,6 +388,8 @@ def _cascade(w: _Writer, bp: Blueprint, t: ToolRecipe, e: EntitySpec) -> None:
     w(2, f"for row in self.select({child.cls}, {child.cls}.{fk.name} == {key}):")
     w(3, f"if row.status in {_py(t.child_sources)}:")
     w(4, f"row.status = {_py(t.child_target)}")
+    if child.has(f"{t.child_target}_at"):
+        w(4, f"row.{t.child_target}_at = self.now()")
     if t.touch:
         _touch(w, child, "row", depth=4)
     w(4, "moved += 1")

@@ -113,7 +113,7 @@ def _choose(pool: list[ToolRecipe], focus: str, rng: random.Random) -> list[Tool
     reads = [t for t in pool if t.archetype in ("lookup", "list", "summary")]
     moves = [t for t in pool if t.archetype == "transition" and t.entity == focus] or \
         [t for t in pool if t.archetype not in ("lookup", "list", "summary")]
-    keep = [rng.choice(reads), rng.choice(moves)]
+    keep = [rng.choice(reads), rng.choice(moves)] + [t for t in pool if t.archetype == "cascade"]
     rest = [t for t in pool if t not in keep]
     keep += rng.sample(rest, min(len(rest), rng.randint(3, 9)))
     return [t for t in pool if t in keep]
@@ -134,7 +134,7 @@ def design(domain: Domain, seed: int, *, focus: str | None = None, size: int | N
     entities = [_entity_spec(e, names, rng, keep, bookkeeping=rng.random() < 0.6) for e in picked]
     templates = {e.name: e for e in picked}
     tools: list[ToolRecipe] = []
-    width = width or rng.choice((1, 2, 3, 4, 6, 8, 10))  # the |Δ| knob: fields written by updates and transitions
+    width = width or rng.choice((1, 2, 3, 4, 5, 6, 8, 10, 12))  # the |Δ| knob: fields written by updates and transitions
     used: set[str] = set()
 
     def add(recipe: ToolRecipe) -> None:
@@ -164,7 +164,7 @@ def design(domain: Domain, seed: int, *, focus: str | None = None, size: int | N
         count = len(moves) if e.name == picked[0].name or rng.random() < 0.5 else rng.randint(1, len(moves))
         for move in sorted(moves[:count], key=lambda m: m.verb):
             editable = [n for n in _editable(e) if not e.field(n).unique]
-            extra = rng.sample(editable, min(len(editable), rng.randint(0, max(0, width - 1))))
+            extra = rng.sample(editable, min(len(editable), max(0, width - 1 - rng.randint(0, 1))))
             stamp = None
             if rng.random() < 0.6:
                 stamp = f"{move.target}_at"
@@ -208,10 +208,14 @@ def design(domain: Domain, seed: int, *, focus: str | None = None, size: int | N
         add(ToolRecipe(name=f"{rng.choice(_DELETE)}_{e.name}", archetype="delete", entity=e.name, sources=sources))
     cascades = [(p, c) for p in entities for c in entities
                 if c.parent == p.name and templates[p.name].transitions and templates[c.name].transitions]
-    if cascades and rng.random() < 0.6:
+    if cascades and rng.random() < 0.8:
         p, c = rng.choice(cascades)
         pm = rng.choice(templates[p.name].transitions)
         cm = max(templates[c.name].transitions, key=lambda m: (len(m.sources), m.verb))
+        stamp = f"{cm.target}_at"
+        if not c.has(stamp) and rng.random() < 0.7:
+            c.fields.append(FieldSpec(name=stamp, kind="stamp", nullable=True,
+                                      description=f"When it became {cm.target.replace('_', ' ')}"))
         add(ToolRecipe(name=f"{pm.verb}_{p.name}_with_{c.table}", archetype="cascade", entity=p.name,
                        sources=list(pm.sources), target=pm.target, child=c.name, child_sources=list(cm.sources),
                        child_target=cm.target, touch=rng.random() < 0.8))

@@ -82,7 +82,10 @@ def _records(bp: Blueprint, rng: random.Random, scale: int) -> dict[str, dict[st
             for f in e.fields:
                 if f.kind == "fk":
                     targets = ids.get(f.fk or "", [])
-                    record[f.name] = targets[i % len(targets)] if i < len(targets) else rng.choice(targets)
+                    if i < len(targets):
+                        record[f.name] = targets[i]
+                    else:  # the first parent gathers many children: bulk moves (cascades) get wide
+                        record[f.name] = targets[0] if f.fk == e.parent and rng.random() < 0.6 else rng.choice(targets)
                 elif f.kind == "status":
                     record[f.name] = e.states[i % len(e.states)]
                 elif f.kind == "stamp":

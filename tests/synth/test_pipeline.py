@@ -1,0 +1,90 @@
+"""The synthesis pipeline end to end on the procedural backend: real graph, sandbox, catalog."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from catalog.store import Catalog
+from synth.run import RunConfig, RunError, synthesize
+from verifier.gate import verify_env
+from verifier.sandbox import SandboxPool
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _user_envs(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def test_small_run_registers_verified_envs_with_a_report(tmp_path):
+    report = synthesize(RunConfig(n=3, catalog=str(tmp_path), workers=1, seed=11), progress=False)
+    assert report["registered"] == 3 == len(_user_envs(tmp_path))
+    for key in ("run_id", "requested", "proposed", "deduplicated", "rejected", "registered", "yield", "tokens_in",
+                "tokens_out", "cost_usd", "wall_s", "stages"):
+        assert key in report
+    assert report["yield"] == round(3 / report["proposed"], 4)
+    assert set(report["stages"]) >= {"mine", "dedup", "plan", "code", "static_check", "execute", "gate", "register"}
+    run_dir = tmp_path / ".runs" / report["run_id"]
+    for name in ("report.json", "report.md", "distributions.png", "stages.png"):
+        assert (run_dir / name).stat().st_size > 0
+    catalog = Catalog(tmp_path)
+    with SandboxPool(workers=1) as pool:
+        for env_id in _user_envs(tmp_path):
+            handle = catalog.get(env_id)
+            assert (handle.path / "plan.json").is_file()
+            assert handle.manifest.provenance.backend == "synth:procedural"
+            assert handle.tasks()
+            verdict = verify_env(handle, pool, examples=25, effort=0.3)
+            assert verdict["passed"], verdict
+
+
+def test_same_seed_same_envs(tmp_path):
+    first = synthesize(RunConfig(n=2, catalog=str(tmp_path / "a"), workers=1, seed=3), progress=False)
+    second = synthesize(RunConfig(n=2, catalog=str(tmp_path / "b"), workers=1, seed=3), progress=False)
+    assert first["registered"] == second["registered"] == 2
+    ids = _user_envs(tmp_path / "a")
+    assert ids == _user_envs(tmp_path / "b")
+    for env_id in ids:
+        for name in ("env.py", "tasks.jsonl", "plan.json", "states/default.json"):
+            assert (tmp_path / "a" / env_id / name).read_bytes() == (tmp_path / "b" / env_id / name).read_bytes()
+
+
+def test_resume_of_unknown_run_is_a_clear_error(tmp_path):
+    with pytest.raises(RunError, match="no run 'run-nope'"):
+        synthesize(RunConfig(n=1, catalog=str(tmp_path)), resume="run-nope", progress=False)
+
+
+@pytest.mark.slow
+def test_sigkill_midway_then_resume_registers_exactly_n_without_duplicates(tmp_path):
+    n = 8
+    command = [sys.executable, "cli.py", "synthesize", "--n", str(n), "--catalog", str(tmp_path), "--json"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None and len(_user_envs(tmp_path)) < 3:
+        time.sleep(0.05)
+    assert process.poll() is None, "the run ended before it could be killed"
+    os.killpg(process.pid, signal.SIGKILL)  # the whole group: driver, workers, sandboxes, like a crash
+    process.wait()
+    killed_with = len(_user_envs(tmp_path))
+    assert 3 <= killed_with < n
+    run_id = next((tmp_path / ".runs").iterdir()).name
+    done = subprocess.run([sys.executable, "cli.py", "synthesize", "--resume", run_id, "--catalog", str(tmp_path),
+                           "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["registered"] == n
+    envs = _user_envs(tmp_path)
+    assert len(envs) == n
+    with sqlite3.connect(tmp_path / ".runs" / run_id / "run.sqlite") as db:
+        registered = [row[0] for row in db.execute("SELECT env_id FROM slots WHERE status = 'registered'")]
+    assert sorted(registered) == envs  # each registered slot is one env folder, none twice
