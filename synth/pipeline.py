@@ -150,7 +150,8 @@ def build_graph(ctx: Context, checkpointer: Any = None) -> Any:
             plan_obj, _intended = plan_of(bp)
         except Exception as exc:  # an LLM blueprint can be inconsistent: reject with the reason
             return {"status": "rejected", "reason": f"plan: {type(exc).__name__}: {exc}"[:400],
-                    "stages": _record(state, "plan", ok=False, seconds=time.monotonic() - started, detail=str(exc))}
+                    "stages": _record(state, "plan", ok=False, seconds=time.monotonic() - started,
+                                      usage=_failed_usage(exc), detail=str(exc))}
         return {"blueprint": bp.model_dump(mode="json"), "plan": plan_obj.model_dump(mode="json"),
                 "env_id": bp.env_id,
                 "stages": _record(state, "plan", ok=True, seconds=time.monotonic() - started, usage=usage)}
@@ -168,7 +169,7 @@ def build_graph(ctx: Context, checkpointer: Any = None) -> Any:
             source, usage = gen.code(bp, state["plan"], state["schema"], state.get("feedback") or [])
             ok, detail = True, ""
         except Exception as exc:  # malformed model output etc.: counts as a failed attempt
-            source, usage, ok, detail = "", Usage(errors=[str(exc)]), False, f"{type(exc).__name__}: {exc}"
+            source, usage, ok, detail = "", _failed_usage(exc), False, f"{type(exc).__name__}: {exc}"
         return {"code": source, "attempts": state.get("attempts", 0) + 1,
                 "problems": [detail] if not ok else [],
                 "stages": _record(state, "code", ok=ok, seconds=time.monotonic() - started, usage=usage,
@@ -283,6 +284,15 @@ def build_graph(ctx: Context, checkpointer: Any = None) -> Any:
 
 
 # --- helpers --------------------------------------------------------------------------------------
+
+def _failed_usage(exc: BaseException) -> Usage:
+    """A failed model call still cost tokens: LLM errors carry their call record."""
+    record = getattr(exc, "record", None)
+    if record is None:
+        return Usage(errors=[str(exc)])
+    return Usage(calls=1, tokens_in=record.tokens_in, tokens_out=record.tokens_out, cost_usd=record.cost_usd,
+                 errors=[str(exc)])
+
 
 def _static_problems(ctx: Context, state: SlotState, source: str) -> list[str]:
     """Parse, import allowlist, constraint extraction, declared vs inferred kinds, code vs plan."""

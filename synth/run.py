@@ -179,7 +179,7 @@ def _prepare(config: RunConfig, resume: str | None) -> tuple[RunConfig, Path]:
         stored.workers = config.workers or stored.workers
         return stored, run_dir
     config.run_id = config.run_id or _new_run_id(config.seed)
-    config.max_proposals = config.max_proposals or max(4 * config.n, config.n + 40)
+    config.max_proposals = config.max_proposals or max(10 * config.n, config.n + 100)
     if config.backend == "procedural" and not config.domain_order:
         from synth.mining import domain_order
 

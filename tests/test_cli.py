@@ -78,10 +78,31 @@ def test_an_invalid_call_exits_3(tmp_path):
     assert out.returncode == 3 and "missing a required argument" in out.stdout
 
 
-@pytest.mark.parametrize("command", ["synthesize", "audit-sim", "bench", "models"])
+@pytest.mark.parametrize("command", ["audit-sim", "bench"])
 def test_unbuilt_commands_say_so_and_fail(command, tmp_path):
     out = run(command, "--n", "200", catalog=tmp_path)
     assert out.returncode == 2 and "not built yet" in out.stderr
+
+
+def test_synthesize_needs_n_or_resume_and_a_model_for_llm(tmp_path):
+    out = run("synthesize", catalog=tmp_path)
+    assert out.returncode == 1 and "give --n N" in out.stderr
+    out = run("synthesize", "--n", "2", "--backend", "llm", catalog=tmp_path)
+    assert out.returncode == 1 and "needs --model" in out.stderr
+    out = run("synthesize", "--n", "2", "--model", "no-such-model", catalog=tmp_path)
+    assert out.returncode == 1 and "unknown model 'no-such-model'" in out.stderr
+
+
+def test_models_lists_the_registry_without_probing(tmp_path):
+    out = run("models", "--json", "--no-probe", catalog=tmp_path)
+    names = {row["name"] for row in json.loads(out.stdout)}
+    assert out.returncode == 0 and {"gpt-4o-mini", "local-4b", "smollm2-135m"} <= names
+
+
+def test_catalog_search_ranks_the_matching_env_first(tmp_path):
+    out = run("catalog", "search", "members borrow and return books, fines for late returns", "--json",
+              catalog=tmp_path)
+    assert out.returncode == 0 and json.loads(out.stdout)[0]["id"] == "library"
 
 
 def test_a_broken_env_folder_warns_but_listing_works(tmp_path):
