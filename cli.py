@@ -297,12 +297,13 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
         args.backend = "llm"
     root = str(Path(args.catalog or _catalog(args).root))
     config = RunConfig(n=args.n or 0, backend=args.backend, model=args.model, mode=args.mode, seed=args.seed,
-                       workers=args.workers, catalog=root)
-    if args.model:
+                       workers=args.workers, catalog=root, judge_model=args.judge_model)
+    if args.model or args.judge_model:
         from synth.llm import UnknownModel, load_registry
 
         try:
-            load_registry()[args.model]
+            for name in filter(None, (args.model, args.judge_model)):
+                load_registry()[name]
         except UnknownModel as exc:
             raise UserError(str(exc)) from exc
     try:
@@ -476,6 +477,9 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument("--model", metavar="NAME", help="registry model for the llm backend, e.g. smollm2-135m")
     synth.add_argument("--mode", choices=("blueprint", "code"), default="blueprint",
                        help="llm backend: the model fills the blueprint (default) or writes the tool code")
+    synth.add_argument("--judge-model", metavar="NAME",
+                       help="also let this model judge rule conformance in the gate (predicts probed calls' outcomes "
+                            "from the rules, without the code; disagreements count against the env)")
     synth.add_argument("--seed", type=int, default=0, help="seed of every choice (default: 0)")
     synth.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
     synth.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run")

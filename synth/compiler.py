@@ -10,7 +10,6 @@ program is complete and the spec-only simulator can predict every call.
 from __future__ import annotations
 
 import json
-import re
 
 from synth.blueprint import Blueprint, EntitySpec, FieldSpec, ToolRecipe
 
@@ -56,6 +55,7 @@ def open_states(entity: EntitySpec, blueprint: Blueprint | None = None) -> list[
 
 
 def quota_constant(tool: ToolRecipe, owner: FieldSpec) -> str:
+    """The module constant holding a create tool's quota, e.g. MAX_OPEN_BOOKINGS_PER_ROOM."""
     return f"MAX_OPEN_{tool.entity.upper()}S_PER_{(owner.fk or owner.name).upper()}"
 
 
@@ -554,8 +554,3 @@ def _default_doc(bp: Blueprint, t: ToolRecipe) -> str:
         "cascade": f"Move a {what} to {t.target}, and its {' and '.join(t.child_sources)} "
                    f"{children} to {t.child_target}",
     }[t.archetype]
-
-
-def check_identifier(name: str) -> bool:
-    """True for a snake_case Python identifier."""
-    return re.fullmatch(r"[a-z_][a-z0-9_]*", name) is not None

@@ -36,6 +36,8 @@ class Usage:
 
 
 class Generator(Protocol):
+    """What the graph asks of a backend, stage by stage (see the module docstring)."""
+
     name: str
     model: str | None
     can_correct: bool

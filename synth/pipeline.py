@@ -1,7 +1,7 @@
-"""The synthesis graph: one LangGraph run per candidate environment ("slot").
+r"""The synthesis graph: one LangGraph run per candidate environment ("slot").
 
     mine -> dedup -> plan -> schema -> code -> static_check -> states -> execute -> tasks -> gate -> register
-                 \\-> END (duplicate)          ^---- retry with feedback ----/          \\-> END (rejected)
+                 \-> END (duplicate)          ^---- retry with feedback ----/          \-> END (rejected)
 
 Initial states come before execution and tasks before the gate because both checks need them
 (the gate runs every task's solution). Every node records its attempts, outcome, wall time and
@@ -79,7 +79,7 @@ class Context:
     dedup: DedupFilter | None = None
     gate_examples: int = 10
     gate_effort: float = 0.25
-    judge: Callable[[Any, Any], dict[str, Any]] | None = None
+    judge: Callable[[Any, SandboxPool], dict[str, Any]] | None = None  # synth.judge.RuleJudge
     _pool: SandboxPool | None = field(default=None, repr=False)
 
     @property
@@ -216,7 +216,7 @@ def build_graph(ctx: Context, checkpointer: Any = None) -> Any:
         report = verify_env(handle, ctx.pool, examples=ctx.gate_examples, seed=state["seed"], effort=ctx.gate_effort)
         usage = None
         if ctx.judge is not None:
-            judged = ctx.judge(handle, state)
+            judged = ctx.judge(handle, ctx.pool)
             report["judge"] = judged
             usage = Usage(calls=judged.get("calls", 0), tokens_in=judged.get("tokens_in", 0),
                           tokens_out=judged.get("tokens_out", 0), cost_usd=judged.get("cost_usd", 0.0))

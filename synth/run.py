@@ -16,6 +16,7 @@ more than asked.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import datetime as dt
 import json
 import multiprocessing
@@ -54,10 +55,13 @@ class RunConfig:
     gate_examples: int = 8
     gate_effort: float = 0.05
     domain_order: list[str] = field(default_factory=list)
+    judge_model: str | None = None
     base_url: str | None = None  # this session's server for the model (the embedded one is started per session)
+    judge_base_url: str | None = None
 
 
 def runs_dir(catalog_root: Path) -> Path:
+    """Where a catalog keeps its runs (a dot folder: listing skips it)."""
     return catalog_root / ".runs"
 
 
@@ -102,6 +106,10 @@ def _open_graph(run_dir: Path, config: RunConfig, *, dedup: DedupFilter | None) 
     generator = make_generator(config)
     ctx = Context(run_dir=run_dir, catalog=Catalog(config.catalog), generator=generator, dedup=dedup,
                   gate_examples=config.gate_examples, gate_effort=config.gate_effort)
+    if config.judge_model:
+        from synth.judge import RuleJudge
+
+        ctx.judge = RuleJudge(config.judge_model, base_url=config.judge_base_url, seed=config.seed)
     return build_graph(ctx, checkpointer=saver), ctx, connection
 
 
@@ -222,19 +230,19 @@ def synthesize(config: RunConfig, *, resume: str | None = None, progress: bool |
     """
     started = time.monotonic()
     config, run_dir = _prepare(config, resume)
-    if config.backend == "llm" and config.model and not config.base_url:
-        from synth.llm import load_registry
-        from synth.llm.embedded import embedded_server
+    from synth.llm import load_registry
+    from synth.llm.embedded import embedded_server
 
-        spec = load_registry()[config.model]
-        if spec.embedded:
-            with embedded_server(spec, seed=config.seed) as url:
-                config.base_url = url
-                try:
-                    return _drive(config, run_dir, started, progress, report_dir)
-                finally:
-                    config.base_url = None
-    return _drive(config, run_dir, started, progress, report_dir)
+    registry = load_registry() if (config.backend == "llm" or config.judge_model) else None
+    with contextlib.ExitStack() as servers:
+        for name, attribute in ((config.model if config.backend == "llm" else None, "base_url"),
+                                (config.judge_model, "judge_base_url")):
+            if name and registry is not None and registry[name].embedded:
+                setattr(config, attribute, servers.enter_context(embedded_server(registry[name], seed=config.seed)))
+        try:
+            return _drive(config, run_dir, started, progress, report_dir)
+        finally:
+            config.base_url = config.judge_base_url = None
 
 
 def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | None,

@@ -144,3 +144,17 @@ def test_rate_limit_then_success_is_retried(scripted_model, tmp_path):
                         progress=False)
     assert report["registered"] == 1
     assert report["stages"]["mine"]["final_pass_rate"] == 1.0
+
+
+def test_judge_model_probes_calls_and_its_cost_is_reported(scripted_model, tmp_path):
+    scripted_model.script(lambda request: _reply({"outcome": "success"}, 200, 3))
+    report = synthesize(RunConfig(n=1, catalog=str(tmp_path / "cat"), workers=1, judge_model="scripted", seed=2),
+                        progress=False)
+    judge = report["judge"]
+    assert judge["probes"] > 0 and judge["disagreements"] > 0  # "always succeeds" is wrong about refused calls
+    assert judge["tokens_in"] == 200 * len(scripted_model.chat_requests)
+    assert judge["cost_usd"] == pytest.approx(len(scripted_model.chat_requests) * (200 * PRICE_IN + 3 * PRICE_OUT)
+                                              / 1e6, abs=1e-9)
+    assert report["stages"]["gate"]["tokens_in"] == judge["tokens_in"]
+    prompt = _messages({"body": scripted_model.chat_requests[0]})
+    assert "Rules:" in prompt and "def " not in prompt  # the rules, never the code
