@@ -94,8 +94,11 @@ class LLMGenerator:
         variant = seed * 100_003 + slot
         bp = design(domain, variant)
         description = str(answer.get("description") or "").strip() or bp.description
+        mining = {"statement": statement["text"], "corpus_domain": statement.get("domain"),
+                  "corpus_stateful": statement.get("stateful", True), "model_stateful": answer.get("stateful"),
+                  "model_domain": answer.get("domain"), "note": note}
         return {"domain": domain.id, "seed": variant, "env_id": bp.env_id, "topic": bp.topic,
-                "description": description, "statement": statement["text"], "mining_note": note}, usage
+                "description": description, "mining": mining}, usage
 
     # --- plan ------------------------------------------------------------------------------------
     def blueprint(self, topic: dict[str, Any]) -> tuple[Blueprint, Usage]:
@@ -125,10 +128,16 @@ class LLMGenerator:
     def code(self, bp: Blueprint, plan: dict[str, Any], schema: str, feedback: list[str]) -> tuple[str, Usage]:
         if self.mode == "blueprint":
             return compile_env(bp), Usage()
-        answer, record = self.client.complete_json(code_messages(bp, plan, schema, feedback),
-                                                   {"type": "object", "additionalProperties": False,
-                                                    "required": ["code"], "properties": {"code": {"type": "string"}}},
-                                                   stage="code", max_tokens=CODE_TOKENS, seed=bp.seed)
+        messages = code_messages(bp, plan, schema, feedback)
+        prompt_estimate = sum(len(m["content"]) for m in messages) // 3  # ~3 characters per token for code
+        room = self.client.spec.context_window - prompt_estimate
+        if room < 256:
+            raise LLMError(f"the code prompt (~{prompt_estimate} tokens) does not fit {self.model}'s context window "
+                           f"of {self.client.spec.context_window} tokens; use blueprint mode or a larger model")
+        answer, record = self.client.complete_json(messages, {"type": "object", "additionalProperties": False,
+                                                              "required": ["code"],
+                                                              "properties": {"code": {"type": "string"}}},
+                                                   stage="code", max_tokens=min(CODE_TOKENS, room), seed=bp.seed)
         body = str(answer["code"]).strip("\n")
         return schema.rstrip() + "\n\n\n" + body + "\n", _usage(record)
 

@@ -73,7 +73,26 @@ def build_report(run_id: str, config: dict[str, Any], summaries: list[dict[str, 
             "quality": dict(sorted(Counter(s.get("quality") for s in registered).items())),
         },
         "judge": _judge_totals(summaries),
+        "mining": _mining_totals(summaries),
     }
+
+
+def _mining_totals(summaries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How the model's mining answers compare with the corpus labels (LLM backend only)."""
+    from synth.ontology import load_domains
+
+    mined = [s["mining"] for s in summaries if s.get("mining")]
+    if not mined:
+        return None
+    known = {d.id for d in load_domains()}
+    labelled = [m for m in mined if m.get("corpus_domain") in known]
+    return {"statements": len(mined),
+            "stateful_agreement": round(sum(m.get("model_stateful") == m.get("corpus_stateful") for m in mined)
+                                        / len(mined), 4),
+            "domain_agreement": round(sum(m.get("model_domain") == m["corpus_domain"] for m in labelled)
+                                      / len(labelled), 4) if labelled else None,
+            "domain_labelled": len(labelled),
+            "fell_back": sum(bool(m.get("note")) for m in mined)}
 
 
 def _judge_totals(summaries: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -112,6 +131,14 @@ def _markdown(report: dict[str, Any]) -> str:
     if report["rejections"]:
         lines += ["", "| slot | env | reason |", "|---:|---|---|"]
         lines += [f"| {r['slot']} | {r['env_id']} | {str(r['reason'])[:160]} |" for r in report["rejections"][:40]]
+    if report.get("mining"):
+        m = report["mining"]
+        lines += ["", "## Topic mining by the model", "",
+                  f"{m['statements']} corpus statements read; the model's stateful/not answer agrees with the corpus "
+                  f"label in {m['stateful_agreement']:.0%}; it named the statement's own domain in "
+                  + (f"{m['domain_agreement']:.0%} of {m['domain_labelled']}" if m["domain_agreement"] is not None
+                     else "- (no statement's domain is in the ontology)")
+                  + f"; {m['fell_back']} fell back to the ontology order."]
     if report.get("judge"):
         j = report["judge"]
         lines += ["", "## Rule-conformance judge", "",

@@ -137,6 +137,7 @@ def _summary(values: dict[str, Any]) -> dict[str, Any]:
             "quality": (values.get("gate") or {}).get("score"),
             "failing_checks": [c["name"] for c in (values.get("gate") or {}).get("checks", []) if not c["ok"]],
             "judge": (values.get("gate") or {}).get("judge"),
+            "mining": (values.get("topic") or {}).get("mining"),
             "tools": len(bp.get("tools", [])), "tables": len(bp.get("entities", [])),
             "delta_sizes": values.get("delta_sizes") or {},
             "schema_signature": _schema_signature(bp)}
