@@ -314,6 +314,9 @@ def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | No
         interrupted = True
     finally:
         bar.end()
+        if interrupted:  # stop in-flight slots now: their checkpoints let --resume redo the unfinished step
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()
         pool.shutdown(wait=not interrupted, cancel_futures=True)
         ctx.close()
         connection.close()
