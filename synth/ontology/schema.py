@@ -39,7 +39,9 @@ SECTORS = ("retail", "finance", "travel", "health", "education", "logistics", "g
            "hospitality", "real_estate", "legal", "energy", "agriculture", "automotive", "telecom", "insurance",
            "nonprofit", "sports", "manufacturing")
 _SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
-_RESERVED = frozenset({"id", "version", "updated_at", "created_at", "status", "self", "note"})
+# Bookkeeping fields the compiler adds, and local names its code uses.
+_RESERVED = frozenset({"id", "version", "updated_at", "created_at", "status", "self", "note", "amount", "rows", "row",
+                       "held", "moved"})
 
 
 class _Strict(BaseModel):

@@ -174,7 +174,9 @@ def design(domain: Domain, seed: int, *, focus: str | None = None, size: int | N
             owners = [f.name for f in e.fks if f.fk != e.parent]
             add(ToolRecipe(name=f"{move.verb}_{e.name}", archetype="transition", entity=e.name,
                            sources=list(move.sources), target=move.target, stamp=stamp, extra=sorted(extra),
-                           deadline=e.role("deadline") is not None and rng.random() < 0.6,
+                           # a time window binds moves out of a fresh record (confirm, approve...) only
+                           deadline=(e.role("deadline") is not None and e.states[0] in move.sources
+                                     and rng.random() < 0.7),
                            owner=rng.choice(owners) if owners and rng.random() < 0.5 else None,
                            touch=rng.random() < 0.8))
     creatable = [e for e in entities if e.parent] or entities
@@ -183,7 +185,8 @@ def design(domain: Domain, seed: int, *, focus: str | None = None, size: int | N
         params = [f.name for f in e.fields if f.kind in EDITABLE and ("label" in f.roles or f.unique
                                                                       or f.kind in required or rng.random() < 0.5)]
         parent = by_name.get(e.parent or "")
-        add(ToolRecipe(name=f"{rng.choice(_CREATE)}_{e.name}", archetype="create", entity=e.name, fields=params,
+        verb = next(v for v in rng.sample(_CREATE, len(_CREATE)) if f"{v}_{e.name}" not in used)
+        add(ToolRecipe(name=f"{verb}_{e.name}", archetype="create", entity=e.name, fields=params,
                        capacity=bool(parent and parent.role("capacity")) and rng.random() < 0.8,
                        quota=rng.randint(2, 5) if parent and rng.random() < 0.35 else None))
     updatable = [e for e in entities if len(_editable(e)) >= 1]
@@ -205,7 +208,8 @@ def design(domain: Domain, seed: int, *, focus: str | None = None, size: int | N
         e = rng.choice(entities)
         ends = [s for s in e.states[1:] if not any(m.sources and s in m.sources for m in templates[e.name].transitions)]
         sources = ([e.states[0]] + ends) if e.states and rng.random() < 0.7 else []
-        add(ToolRecipe(name=f"{rng.choice(_DELETE)}_{e.name}", archetype="delete", entity=e.name, sources=sources))
+        verb = next((v for v in rng.sample(_DELETE, len(_DELETE)) if f"{v}_{e.name}" not in used), _DELETE[0])
+        add(ToolRecipe(name=f"{verb}_{e.name}", archetype="delete", entity=e.name, sources=sources))
     cascades = [(p, c) for p in entities for c in entities
                 if c.parent == p.name and templates[p.name].transitions and templates[c.name].transitions]
     if cascades and rng.random() < 0.8:

@@ -29,7 +29,7 @@ DOMAINS = [
                 transitions={"confirm": "pending>confirmed", "check_in": "confirmed>checked_in",
                              "check_out": "checked_in>checked_out", "cancel": "pending,confirmed>cancelled"}),
             dict(name="invoice", prefix="INV", parent="booking", fields=[
-                "number:code label unique", "amount:money 0..9000 balance", "tax_rate:float 0..0.25",
+                "number:code label unique", "amount_due:money 0..9000 balance", "tax_rate:float 0..0.25",
                 "issued_on:datetime", "paid_by:choice card|cash|transfer"],
                 states=["open", "paid", "void"], transitions={"pay": "open>paid", "void": "open>void"}),
         ],
