@@ -165,6 +165,13 @@ def _value_checks(f: FieldSpec, var: str) -> list[tuple[str, str]]:
     return checks
 
 
+def _param_checks(w: _Writer, e: EntitySpec, names: list[str]) -> None:
+    """Guards validating parameters named like the entity's fields (emptiness, ranges, choices)."""
+    for name in names:
+        for condition, message in _value_checks(e.field(name), name):
+            w.guard(2, condition, message)
+
+
 class _Writer:
     """Accumulates indented lines."""
 
@@ -245,9 +252,7 @@ def _summary(w: _Writer, bp: Blueprint, t: ToolRecipe, e: EntitySpec) -> None:
 
 
 def _create(w: _Writer, bp: Blueprint, t: ToolRecipe, e: EntitySpec) -> None:
-    for name in t.fields:
-        for condition, message in _value_checks(e.field(name), name):
-            w.guard(2, condition, message)
+    _param_checks(w, e, t.fields)
     for name in t.fields:
         f = e.field(name)
         if f.unique:
@@ -293,9 +298,7 @@ def _update(w: _Writer, bp: Blueprint, t: ToolRecipe, e: EntitySpec) -> None:
     _fetch(w, e, e.name, key)
     if e.states:
         _status_guard(w, e, e.name, key, open_states(e, bp))
-    for name in t.fields:
-        for condition, message in _value_checks(e.field(name), name):
-            w.guard(2, condition, message)
+    _param_checks(w, e, t.fields)
     for name in t.fields:
         f = e.field(name)
         if f.unique:
@@ -364,9 +367,7 @@ def _transition(w: _Writer, bp: Blueprint, t: ToolRecipe, e: EntitySpec) -> None
     _status_guard(w, e, e.name, key, t.sources)
     if t.deadline:
         _deadline_guard(w, e, key)
-    for name in t.extra:
-        for condition, message in _value_checks(e.field(name), name):
-            w.guard(2, condition, message)
+    _param_checks(w, e, t.extra)
     w(2, f"{e.name}.status = {_py(t.target)}")
     if t.stamp:
         w(2, f"{e.name}.{t.stamp} = self.now()")
