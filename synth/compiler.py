@@ -22,6 +22,13 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
+def _a(noun: str, capital: bool = False) -> str:
+    """'a booking', 'an invoice' (snake_case nouns read as words)."""
+    words = noun.replace("_", " ")
+    article = "an" if words[:1] in "aeiou" else "a"
+    return f"{article.capitalize() if capital else article} {words}"
+
+
 def _title(entity: EntitySpec) -> str:
     return entity.name.replace("_", " ").capitalize()
 
@@ -257,7 +264,7 @@ def _create(w: _Writer, bp: Blueprint, t: ToolRecipe, e: EntitySpec) -> None:
         f = e.field(name)
         if f.unique:
             w.guard(2, f"self.select({e.cls}, {e.cls}.{f.name} == {f.name})",
-                    f"A {e.name.replace('_', ' ')} with {f.name} {{{f.name}}} already exists")
+                    f"{_a(e.name, True)} with {f.name} {{{f.name}}} already exists")
     for f in e.fks:
         if f.nullable:
             continue
@@ -452,7 +459,7 @@ def rules_of(bp: Blueprint) -> list[str]:
         e = bp.entity(t.entity)
         what = e.name.replace("_", " ")
         if t.archetype == "transition":
-            rule = f"{t.name}: a {what} must be {' or '.join(t.sources)}; it becomes {t.target}"
+            rule = f"{t.name}: {_a(what)} must be {' or '.join(t.sources)}; it becomes {t.target}"
             if t.owner:
                 rule += f", and only for its own {t.owner.removesuffix('_id').replace('_', ' ')}"
             if t.deadline and e.role("deadline"):
@@ -465,18 +472,18 @@ def rules_of(bp: Blueprint) -> list[str]:
                 limit.append(f"its {parent.role('capacity').name.replace('_', ' ')}")  # type: ignore[union-attr]
             if t.quota:
                 limit.append(str(t.quota))
-            rules.append(f"A {parent.name.replace('_', ' ')} holds at most {' and at most '.join(limit)} open "
+            rules.append(f"{_a(parent.name, True)} holds at most {' and at most '.join(limit)} open "
                          f"{e.table.replace('_', ' ')}.")
         elif t.archetype == "adjust":
             f = e.field(t.field or "")
-            rules.append(f"The {f.name.replace('_', ' ')} of a {what} never goes below 0"
+            rules.append(f"The {f.name.replace('_', ' ')} of {_a(what)} never goes below 0"
                          + (f" or above {_num(f.hi, f.kind)}." if t.direction == "increase" else "."))
         elif t.archetype == "delete":
-            rules.append(f"A {what} can be deleted only " + (f"while {' or '.join(t.sources)} and " if t.sources else "")
+            rules.append(f"{_a(what, True)} can be deleted only " + (f"while {' or '.join(t.sources)} and " if t.sources else "")
                          + "when nothing refers to it.")
         elif t.archetype == "cascade":
             child = bp.entity(t.child or "")
-            rules.append(f"{t.name}: moving a {what} to {t.target} moves its {' and '.join(t.child_sources)} "
+            rules.append(f"{t.name}: moving {_a(what)} to {t.target} moves its {' and '.join(t.child_sources)} "
                          f"{child.table.replace('_', ' ')} to {t.child_target}.")
     for e in bp.entities:
         for f in e.fields:
@@ -546,12 +553,12 @@ def _default_doc(bp: Blueprint, t: ToolRecipe) -> str:
         "list": f"List {plural}" + {"status": " in one state", "parent": f" of one {(e.parent or '').replace('_', ' ')}",
                                     "none": ""}[t.filter],
         "summary": f"Count {plural}" + (" by state" if e.states else ""),
-        "create": f"Create a {what}",
-        "update": f"Change a {what}'s {', '.join(f.replace('_', ' ') for f in t.fields)}",
-        "adjust": f"{'Add to' if t.direction == 'increase' else 'Take from'} a {what}'s "
+        "create": f"Create {_a(what)}",
+        "update": f"Change {_a(what)}'s {', '.join(f.replace('_', ' ') for f in t.fields)}",
+        "adjust": f"{'Add to' if t.direction == 'increase' else 'Take from'} {_a(what)}'s "
                   f"{(t.field or '').replace('_', ' ')}",
-        "delete": f"Delete a {what}",
-        "transition": f"Move a {what} from {' or '.join(t.sources)} to {t.target}",
-        "cascade": f"Move a {what} to {t.target}, and its {' and '.join(t.child_sources)} "
+        "delete": f"Delete {_a(what)}",
+        "transition": f"Move {_a(what)} from {' or '.join(t.sources)} to {t.target}",
+        "cascade": f"Move {_a(what)} to {t.target}, and its {' and '.join(t.child_sources)} "
                    f"{children} to {t.child_target}",
     }[t.archetype]
