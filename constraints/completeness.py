@@ -58,15 +58,25 @@ def _shifted(value: str) -> list[str]:
     return out
 
 
+def _singular(plural: str) -> str:
+    """'families' -> 'family', 'boxes' -> 'box', 'rental_kits' -> 'rental_kit' (enough for collection names)."""
+    if plural.endswith("ies"):
+        return plural[:-3] + "y"
+    if plural.endswith(("ses", "xes", "ches", "shes")):
+        return plural[:-2]
+    return plural[:-1] if plural.endswith("s") else plural
+
+
 def candidates(param: dict[str, Any], state: dict[str, Any]) -> list[Any]:
     """Values worth trying for a parameter on a state: from the state first, then boundary values."""
     name = param["name"]
     values: list[Any] = list(param.get("enum") or [])
-    stem = re.sub(r"_(id|code|key)$", "", name).split("_")[-1]
+    full = re.sub(r"_(id|code|key)$", "", name)
+    stem = full.split("_")[-1]
     for collection_name, collection in state.items():
         if not isinstance(collection, dict):
             continue
-        if stem and collection_name.startswith(stem):
+        if stem and (collection_name.startswith((stem, full)) or _singular(collection_name) in (full, stem)):
             values.extend(collection)
         for record in collection.values():
             if not isinstance(record, dict):
@@ -205,7 +215,7 @@ class CompletenessRun:
         key = self.rng.choice(sorted(collection))
         record = collection[key]
         values: dict[str, Any] = {}
-        stem = name[:-1] if name.endswith("s") else name
+        stem = _singular(name)
         for param in {p["name"] for t in self.spec["tools"].values() for p in t["params"]}:
             if param in (f"{stem}_id", f"{stem}_code", stem):
                 values[param] = key
