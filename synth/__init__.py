@@ -1,6 +1,11 @@
-"""Everything generative: backends, the synthesis pipeline, the LLM simulator.
+"""Everything generative: LLM backends, the synthesis pipeline, the procedural backend, simulators.
 
-LLM backends, the LangGraph pipeline, the procedural backend, the LLM simulator.
+- `synth.llm`: the model registry, the OpenAI-compatible client with cost accounting, the
+  embedded SmolLM2 server;
+- `synth.ontology`, `synth.procedural`, `synth.compiler`: the procedural (no-model) backend;
+- `synth.pipeline`, `synth.run`, `synth.report`: the LangGraph graph, the resumable run driver
+  and the yield/cost report;
+- `synth.simulation`: the spec-only and LLM simulators that `audit-sim` measures.
 
-Not built yet (issues 5 and 6). Depends on `verifier`, `constraints` and `catalog`.
+Depends on `verifier`, `constraints` and `catalog`, never the other way round.
 """
