@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from collections.abc import Sequence
@@ -14,11 +15,6 @@ from catalog.jsonable import canonical_json
 from catalog.runtime import EnvLoadError, StateError
 from catalog.store import ENV_VAR, Catalog, CatalogError
 from catalog.tasks import CheckError
-
-PENDING = {
-    "audit-sim": ("measure a simulator model against execution (FM/CM per stratum)", 6),
-    "bench": ("export/import verified benchmark samples (EnvSimBench format, JSONL)", 6),
-}
 
 
 class UserError(Exception):
@@ -367,11 +363,159 @@ def cmd_catalog_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_pending(args: argparse.Namespace) -> int:
-    what, issue = PENDING[args.command]
-    print(f"envforge {args.command} ({what}) is not built yet; it is tracked in issue {issue}. "
-          f"Working now: `python cli.py catalog list|show|run`.", file=sys.stderr)
-    return 2
+def _load_bench(path: Path) -> list[Any]:
+    """Benchmark items from envforge JSONL or EnvSimBench JSON; unusable samples are reported, not fatal."""
+    from catalog.envsimbench import read_envsimbench, read_jsonl
+
+    if not path.is_file():
+        raise UserError(f"no benchmark file {path}")
+    items, problems = read_jsonl(path) if path.suffix == ".jsonl" else read_envsimbench(path)
+    for problem in problems[:10]:
+        print(f"warning: {path}: {problem}", file=sys.stderr)
+    if len(problems) > 10:
+        print(f"warning: {path}: {len(problems) - 10} more unusable samples", file=sys.stderr)
+    if not items:
+        raise UserError(f"{path}: no usable samples")
+    return items
+
+
+def _default_bench(args: argparse.Namespace) -> Path:
+    """The catalog's exported samples (`bench export` writes them there by default)."""
+    return Path(_catalog(args).root) / ".bench" / "samples.jsonl"
+
+
+def cmd_audit_sim(args: argparse.Namespace) -> int:
+    from synth.llm import EndpointUnreachable, UnknownModel
+    from synth.simulation import open_simulator
+    from verifier.audit import AuditAborted, AuditError, run_audit
+
+    bench = Path(args.bench) if args.bench else _default_bench(args)
+    if not args.bench and not bench.is_file():
+        raise UserError(f"no exported samples at {bench}: run `python cli.py bench export --n 400` first "
+                        f"(or give --bench FILE)")
+    items = _load_bench(bench)
+    digest = hashlib.sha256(bench.read_bytes()).hexdigest()[:8]
+    out = Path(args.out) if args.out else Path(_catalog(args).root) / ".audits" / (
+        f"{args.model}-{'spec' if args.model == 'spec' else args.mode}-{bench.stem}-{digest}")
+    bar = sys.stderr.isatty() and not args.json
+
+    def progress(done: int, total: int, record: dict[str, Any] | None) -> None:
+        if bar:
+            sys.stderr.write(f"\r{done}/{total} samples audited ")
+            sys.stderr.flush()
+
+    try:
+        with open_simulator(args.model, args.mode, args.on_violation, seed=args.seed) as simulator:
+            report = run_audit(items, simulator, out, workers=args.workers, limit=args.limit, progress=progress)
+    except (UnknownModel, ValueError) as exc:
+        raise UserError(str(exc)) from exc
+    except (AuditAborted, EndpointUnreachable) as exc:
+        raise UserError(f"{exc}") from exc
+    except AuditError as exc:
+        raise UserError(str(exc)) from exc
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; answered samples are kept in {out}/results.jsonl: rerun the same command to resume",
+              file=sys.stderr)
+        return 130
+    finally:
+        if bar:
+            sys.stderr.write("\n")
+    if args.json:
+        _print_json(report)
+        return 0
+    fmt = lambda v: "-" if v is None else f"{v:.1%}"  # noqa: E731
+    print(f"{report['model']} ({report['mode']}) on {report['samples']} samples: FM {fmt(report['fm'])}, "
+          f"strict CM {fmt(report['cm_strict'])}, EnvSimBench CM {fmt(report['cm_compat'])}, op F1 "
+          f"{fmt(report['op_f1'])}; abstained {report['abstained']}, errors {report['errors']}; tokens "
+          f"{report['tokens_in']} in / {report['tokens_out']} out, {report['cost_usd']:.4f} USD")
+    print(f"report: {out / 'report.md'} (+ report.json, results.jsonl, plots)")
+    return 0
+
+
+def _write_items(items: list[Any], path: Path, fmt: str) -> int:
+    from catalog.envsimbench import write_envsimbench, write_jsonl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_jsonl(items, path) if fmt == "jsonl" else write_envsimbench(items, path)
+
+
+def _split_paths(out: Path) -> tuple[Path, Path]:
+    return out.with_name(f"{out.stem}.train{out.suffix}"), out.with_name(f"{out.stem}.test{out.suffix}")
+
+
+def cmd_bench_export(args: argparse.Namespace) -> int:
+    from catalog.envsimbench import split_by_env
+    from verifier.samples import Composition, CompositionError, export_failures, export_samples, render_export_report
+
+    fmt = args.format
+    default_name = "samples.jsonl" if fmt == "jsonl" else "samples.json"
+    out = Path(args.out) if args.out else Path(_catalog(args).root) / ".bench" / default_name
+    report: dict[str, Any] = {}
+    if args.from_audit:
+        if not args.failures:
+            raise UserError("--from-audit needs --failures (the steps the audited simulator got wrong)")
+        try:
+            items = export_failures(Path(args.from_audit))
+        except FileNotFoundError as exc:
+            raise UserError(f"{args.from_audit}: no audit results there ({exc})") from exc
+        report = {"from_audit": args.from_audit, "failures": len(items)}
+    else:
+        if args.n is None or args.n < 1:
+            raise UserError("give --n N (how many samples), or --from-audit DIR --failures")
+        try:
+            composition = Composition.parse(args.composition, args.n)
+        except CompositionError as exc:
+            raise UserError(str(exc)) from exc
+        bar = sys.stderr.isatty() and not args.json
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if bar:
+                sys.stderr.write(f"\r{stage}: {done}/{total}   ")
+                sys.stderr.flush()
+
+        result = export_samples(_catalog(args), composition, seed=args.seed, workers=args.workers,
+                                env_ids=args.env or None, progress=progress)
+        if bar:
+            sys.stderr.write("\n")
+        items, report = result.items, result.report
+    written = {}
+    if args.split_by == "env":
+        train, test = split_by_env(items, test_fraction=args.test_fraction, seed=args.seed)
+        for part, path in zip((train, test), _split_paths(out), strict=True):
+            written[str(path)] = _write_items(part, path, fmt)
+    else:
+        written[str(out)] = _write_items(items, out, fmt)
+    report["written"] = written
+    if args.json:
+        _print_json(report)
+    else:
+        if "buckets" in report:
+            print(render_export_report(report))
+        for path, count in written.items():
+            print(f"wrote {count} samples to {path} ({fmt})")
+    return 0 if report.get("quotas_met", True) else 1
+
+
+def cmd_bench_import(args: argparse.Namespace) -> int:
+    from catalog.envsimbench import read_envsimbench, read_jsonl
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise UserError(f"no such file: {path}")
+    items, problems = read_jsonl(path) if path.suffix == ".jsonl" else read_envsimbench(path)
+    summary = {"file": str(path), "usable": len(items), "unusable": len(problems),
+               "problems": [str(p) for p in problems], "envs": len({i.env_id for i in items})}
+    if args.out:
+        summary["written"] = _write_items(items, Path(args.out), "jsonl")
+    if args.json:
+        _print_json(summary)
+    else:
+        print(f"{path}: {len(items)} usable samples from {summary['envs']} envs, {len(problems)} unusable")
+        for problem in problems[:20]:
+            print(f"  {problem}")
+        if args.out:
+            print(f"wrote {summary['written']} samples to {args.out} (jsonl)")
+    return 0 if items else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -495,17 +639,68 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--timeout", type=float, default=2.0, help="seconds per probe (default: 2)")
     models.set_defaults(handler=cmd_models)
 
-    for name, (what, issue) in PENDING.items():
-        pending = commands.add_parser(name, parents=[common], help=f"{what} [not built yet: issue {issue}]")
-        pending.set_defaults(handler=cmd_pending)
+    audit = commands.add_parser(
+        "audit-sim", parents=[common], help="measure a simulator against execution (FM/CM per stratum)",
+        description="Ask a simulator to predict (observation, state delta) for verified benchmark samples and score "
+                    "it against execution: FM, strict CM, EnvSimBench-compatible CM, op-level F1, overall and per "
+                    "stratum, with tokens, cost and latency. Results are appended to results.jsonl as they "
+                    "arrive; rerunning the same command resumes without asking finished samples again.")
+    audit.add_argument("--model", required=True, metavar="NAME",
+                       help="`spec` (the spec-only simulator) or a registry model (python cli.py models), e.g. "
+                            "local-4b or smollm2-135m")
+    audit.add_argument("--mode", choices=("plain", "constrained"), default="plain",
+                       help="plain: EnvSimBench-style prompt (code + full state); constrained: doc, tool source, "
+                            "constraint spec and the state slice it reads, validated against the spec")
+    audit.add_argument("--on-violation", choices=("reask", "project"), default="reask",
+                       help="constrained mode: re-ask once listing the violations (default) or project onto the spec")
+    audit.add_argument("--bench", metavar="FILE", help="samples: envforge JSONL or EnvSimBench JSON (default: the "
+                                                      "catalog's exported samples, <catalog>/.bench/samples.jsonl)")
+    audit.add_argument("--limit", type=int, metavar="N", help="audit only N samples (spread over the strata)")
+    audit.add_argument("--workers", type=int, default=2, help="concurrent requests (default: 2)")
+    audit.add_argument("--out", metavar="DIR", help="results and report folder (default: under <catalog>/.audits)")
+    audit.add_argument("--seed", type=int, default=0, help="request seed (default: 0)")
+    audit.add_argument("--json", action="store_true", help="print the report as JSON")
+    audit.set_defaults(handler=cmd_audit_sim)
+
+    bench = commands.add_parser("bench", parents=[common], help="export/import verified benchmark samples "
+                                                                "(EnvSimBench format, JSONL)")
+    bench_actions = bench.add_subparsers(dest="bench_command", metavar="ACTION", required=True)
+    export = bench_actions.add_parser(
+        "export", parents=[common], help="verified samples from catalog envs, to stratum quotas",
+        description="Search the catalog's envs for calls that land in each stratum (failure, no-change by argument "
+                    "count, |Δ| 1..12), execute them in the sandbox, re-execute each chosen sample twice (kept only "
+                    "if identical), and fill the composition's quotas spread over as many envs as possible. "
+                    "Exit status 1 if a quota could not be met.")
+    export.add_argument("--n", type=int, help="how many samples (quotas scale; envsimbench is exact at 400)")
+    export.add_argument("--composition", default="envsimbench", metavar="envsimbench|uniform|FILE",
+                        help="stratum quotas: envsimbench (default), uniform, or a JSON file {bucket: count}")
+    export.add_argument("--format", choices=("jsonl", "envsimbench"), default="jsonl",
+                        help="jsonl: envforge's own (key-list paths; SFT data is built from it); envsimbench: their "
+                             "JSON fields (dotted changes, change_count, env_code)")
+    export.add_argument("--out", metavar="FILE", help="output file (default: <catalog>/.bench/samples.jsonl, which "
+                                                     "audit-sim reads by default)")
+    export.add_argument("--split-by", choices=("env",), help="write FILE.train / FILE.test with disjoint envs")
+    export.add_argument("--test-fraction", type=float, default=0.3, help="with --split-by env (default: 0.3)")
+    export.add_argument("--env", action="append", metavar="ENV_ID", help="only these envs (repeatable)")
+    export.add_argument("--from-audit", metavar="DIR", help="with --failures: the samples an audit got wrong")
+    export.add_argument("--failures", action="store_true", help="with --from-audit")
+    export.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
+    export.add_argument("--workers", type=int, default=2, help="sandbox workers (default: 2)")
+    export.add_argument("--json", action="store_true", help="print the export report as JSON")
+    export.set_defaults(handler=cmd_bench_export)
+    importing = bench_actions.add_parser("import", parents=[common], help="read EnvSimBench JSON (or envforge "
+                                                                          "JSONL) and report unusable samples")
+    importing.add_argument("file", metavar="FILE")
+    importing.add_argument("--out", metavar="FILE.jsonl", help="also write the usable samples as envforge JSONL")
+    importing.add_argument("--json", action="store_true", help="print JSON")
+    importing.set_defaults(handler=cmd_bench_import)
+
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
-    if unknown and args.command not in PENDING:
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args = parser.parse_args(argv)
     if not hasattr(args, "catalog"):
         args.catalog = None
     try:

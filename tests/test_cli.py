@@ -78,12 +78,6 @@ def test_an_invalid_call_exits_3(tmp_path):
     assert out.returncode == 3 and "missing a required argument" in out.stdout
 
 
-@pytest.mark.parametrize("command", ["audit-sim", "bench"])
-def test_unbuilt_commands_say_so_and_fail(command, tmp_path):
-    out = run(command, "--n", "200", catalog=tmp_path)
-    assert out.returncode == 2 and "not built yet" in out.stderr
-
-
 def test_synthesize_needs_n_or_resume_and_a_model_for_llm(tmp_path):
     out = run("synthesize", catalog=tmp_path)
     assert out.returncode == 1 and "give --n N" in out.stderr
