@@ -164,11 +164,15 @@ class CompletenessRun:
     """Executes generated calls and scores the spec-only simulator against them."""
 
     def __init__(self, handle: EnvHandle, *, seed: int = 0, calls_per_tool: int = 12, search_budget: int = 3000,
-                 executor: Executor | None = None, simulator: Any = None) -> None:
+                 executor: Executor | None = None, simulator: Any = None, spec: dict[str, Any] | None = None) -> None:
+        """Without `executor`, calls run in-process (trusted envs only), loaded at the first call.
+
+        `spec` skips extracting it again when the caller has it already.
+        """
         self.handle = handle
-        self.spec = spec_of(handle)
+        self.spec = spec if spec is not None else spec_of(handle)
         self.simulator = simulator or SpecSimulator(self.spec)
-        self.execute = executor or InProcessExecutor(handle)
+        self._executor = executor
         self.rng = random.Random(seed)
         self.calls_per_tool = calls_per_tool
         self.search_budget = search_budget
@@ -246,7 +250,9 @@ class CompletenessRun:
 
     # --- evaluation -------------------------------------------------------------------------
     def sequence(self, state_name: str, actions: list[Action]) -> None:
-        before, steps = self.execute(state_name, self.states[state_name], actions)
+        if self._executor is None:
+            self._executor = InProcessExecutor(self.handle)
+        before, steps = self._executor(state_name, self.states[state_name], actions)
         for position, (action, result) in enumerate(zip(actions, steps, strict=False)):
             prediction = self.simulator.predict(before, action)
             before = result.state
@@ -309,7 +315,7 @@ class CompletenessRun:
             "crashes": self.counts["crashes"],
             "untriggered_guards": untriggered,
             "top_abstain_reasons": dict(self.abstain_reasons.most_common(5)),
-            "sandbox_events": dict(Counter(getattr(self.execute, "events", [])).most_common(5)),
+            "sandbox_events": dict(Counter(getattr(self._executor, "events", [])).most_common(5)),
             "wrong_examples": self.wrong_examples,
         }
 

@@ -44,7 +44,7 @@ from catalog.delta import DeltaConflict, DeltaOp, apply_delta, diff
 from catalog.jsonable import canonical_json, json_equal
 from catalog.models import Action, Outcome, Strata
 from catalog.store import Catalog, CatalogError, EnvHandle
-from constraints.completeness import CandidateCache, CompletenessRun
+from constraints.completeness import CompletenessRun
 from constraints.extract import extract_spec
 from verifier.sandbox import Job, JobResult, SandboxPool
 
@@ -357,16 +357,11 @@ class _Calls(CompletenessRun):
     """CompletenessRun's call generation (typed candidates from the state, boundary values) on a given spec.
 
     The spec is extracted beforehand, in parallel processes (extraction is most of an export's
-    CPU time), so the base initializer, which would extract it again and set up execution, is
-    skipped: only what `arguments()` uses is set. Nothing runs env code here.
+    CPU time), and handed in; only `arguments()` is used, so nothing runs env code here.
     """
 
     def __init__(self, handle: EnvHandle, spec: dict[str, Any], seed: int) -> None:
-        self.handle = handle
-        self.spec = spec
-        self.rng = random.Random(seed)
-        self.candidates = CandidateCache()
-        self.states = {name: handle.state(name) for name in handle.state_names()}
+        super().__init__(handle, seed=seed, spec=spec)
 
 
 def _extract(args: list[Any]) -> dict[str, Any] | str:
