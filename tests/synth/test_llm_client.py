@@ -328,7 +328,7 @@ def test_builtin_registry_entries():
     assert local.base_url == "http://127.0.0.1:8013/v1" and local.price_in == 0 and local.json_schema
     assert "llamafactory-cli api" in local.notes and "vllm serve" in local.notes
     small = reg["smollm2-135m"]
-    assert small.embedded and small.base_url == "" and small.context_window == 2048
+    assert small.embedded and small.base_url == "" and small.context_window == 8192
 
 
 def test_user_override_merges_by_name(tmp_path, monkeypatch):
