@@ -128,6 +128,14 @@ def _finish_slot(thread_id: str) -> dict[str, Any]:
     return _summary(graph.get_state(config).values)
 
 
+def _thread_id(config: RunConfig, slot: int) -> str:
+    return f"{config.run_id}:{slot}"
+
+
+def _thread(config: RunConfig, slot: int) -> dict[str, Any]:
+    return {"configurable": {"thread_id": _thread_id(config, slot)}}
+
+
 def _summary(values: dict[str, Any]) -> dict[str, Any]:
     """What the report needs from a finished slot (not the code or the states)."""
     bp = values.get("blueprint") or {}
@@ -267,37 +275,46 @@ def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | No
     def finished(slot: int, summary: dict[str, Any]) -> None:
         summaries[slot] = summary
         counts[summary["status"]] = counts.get(summary["status"], 0) + 1
-        _set_slot(db, slot, status=summary["status"], reason=summary["reason"], summary=summary)
+        _set_slot(db, slot, status=summary["status"], reason=summary["reason"], summary=summary,
+                  env_id=summary.get("env_id"), topic=summary.get("topic"))
 
     try:
-        pending = [s for s in slots.values() if s["status"] not in FINAL]
-        for s in pending:  # resume interrupted slots first
-            thread = {"configurable": {"thread_id": f"{config.run_id}:{s['slot']}"}}
-            snapshot = graph.get_state(thread)
+        leftovers = []  # interrupted slots: finished ones are recorded, the rest continue before new ones
+        for s in (s for s in slots.values() if s["status"] not in FINAL):
+            snapshot = graph.get_state(_thread(config, s["slot"]))
             if snapshot.values and not snapshot.next and snapshot.values.get("status") in FINAL:
                 finished(s["slot"], _summary(snapshot.values))
-            elif snapshot.values and snapshot.values.get("status") != "deduplicated":
-                in_flight[pool.submit(_finish_slot, thread["configurable"]["thread_id"])] = s["slot"]
             else:
-                _set_slot(db, s["slot"], status="failed", reason="interrupted before mining; re-proposed")
-                counts["failed"] = counts.get("failed", 0) + 1
+                leftovers.append(s["slot"])
         next_slot = max(slots, default=-1) + 1
         bar.show(counts, len(in_flight))
         while counts.get("registered", 0) < config.n:
-            while (counts.get("registered", 0) + len(in_flight) < config.n and next_slot < config.max_proposals
-                   and len(in_flight) < 2 * max(1, config.workers)):
-                slot, next_slot = next_slot, next_slot + 1
-                thread = {"configurable": {"thread_id": f"{config.run_id}:{slot}"}}
+            while (counts.get("registered", 0) + len(in_flight) < config.n and len(in_flight) < 2 * max(1, config.workers)
+                   and (leftovers or next_slot < config.max_proposals)):
+                if leftovers:
+                    slot = leftovers.pop(0)
+                    snapshot = graph.get_state(_thread(config, slot))
+                    if snapshot.next and snapshot.values.get("status") not in FINAL:
+                        values = snapshot.values  # past dedup: its topic counts as taken
+                        if values.get("env_id") and values["env_id"] not in dedup.ids:
+                            dedup.add([values["env_id"]], [values["topic"]["topic"]])
+                        _set_slot(db, slot, env_id=values.get("env_id"), topic=values["topic"]["topic"],
+                                  status="running")
+                        in_flight[pool.submit(_finish_slot, _thread_id(config, slot))] = slot
+                        continue
+                    # killed before its topic was checkpointed: the same slot is proposed afresh below
+                else:
+                    slot, next_slot = next_slot, next_slot + 1
                 _set_slot(db, slot, status="proposed")
-                graph.invoke({"run_id": config.run_id, "slot": slot, "seed": config.seed}, thread,
+                graph.invoke({"run_id": config.run_id, "slot": slot, "seed": config.seed}, _thread(config, slot),
                              interrupt_after=["dedup"])
-                values = graph.get_state(thread).values
+                values = graph.get_state(_thread(config, slot)).values
                 _set_slot(db, slot, env_id=values.get("env_id"), topic=(values.get("topic") or {}).get("topic"))
                 if values.get("status") == "deduplicated":
                     finished(slot, _summary(values))
                 else:
                     _set_slot(db, slot, status="running")
-                    in_flight[pool.submit(_finish_slot, thread["configurable"]["thread_id"])] = slot
+                    in_flight[pool.submit(_finish_slot, _thread_id(config, slot))] = slot
                 bar.show(counts, len(in_flight))
             if not in_flight:
                 break  # out of proposals
