@@ -80,6 +80,7 @@ def test_sigkill_midway_then_resume_registers_exactly_n_without_duplicates(tmp_p
     run_id = next((tmp_path / ".runs").iterdir()).name
     done = subprocess.run([sys.executable, "cli.py", "synthesize", "--resume", run_id, "--catalog", str(tmp_path),
                            "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.stdout.startswith("{"), done.stderr
     report = json.loads(done.stdout)
     assert done.returncode == 0, (done.stderr, {k: report[k] for k in ("requested", "proposed", "registered",
                                                                        "rejected", "failed", "rejections")})
