@@ -35,6 +35,7 @@ from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel
 
 from catalog import _sqlstate, _tracking
+from catalog.argcheck import type_problem
 from catalog.envkit import Env, EnvMeta, ToolError
 from catalog.jsonable import canonical_json, to_jsonable
 from catalog.models import Action, Outcome, StepResult, ToolDescriptor
@@ -131,6 +132,10 @@ def _bind_error(signature: tuple[inspect.Signature, bool], arguments: dict[str, 
             parameters.bind(**arguments)
     except TypeError as exc:
         return str(exc)
+    for name, value in arguments.items():
+        problem = type_problem(name, parameters.parameters[name].annotation, value)
+        if problem:
+            return problem
     return None
 
 

@@ -126,11 +126,11 @@ class CandidateCache:
     """Candidate values per (state, parameter), computed once: drawing them scans the whole state."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[int, str], tuple[list[Any], list[Any]]] = {}
+        self._cache: dict[tuple[Any, ...], tuple[list[Any], list[Any]]] = {}
 
     def get(self, param: dict[str, Any], state: dict[str, Any]) -> tuple[list[Any], list[Any]]:
         """(all candidates, the realistic ones: without the generic text and the huge numbers)."""
-        key = (id(state), param["name"])
+        key = (id(state), param["name"], param.get("json_type"), tuple(param.get("enum") or ()))  # same name, other type
         if key not in self._cache:
             options = candidates(param, state)
             realistic = [o for o in options if o not in TEXT and o not in INTEGERS[-1:] and o not in NUMBERS[-1:]]

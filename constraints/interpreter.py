@@ -19,6 +19,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from catalog.argcheck import type_problem
 from catalog.delta import DeltaOp, diff
 from catalog.envkit import DEFAULT_CLOCK, META_TABLE, ToolError, fail, ok
 from catalog.jsonable import to_jsonable
@@ -217,6 +218,11 @@ class Interpreter:
         if tool not in self.spec["tools"]:
             raise Abstain(f"unknown tool {tool}")
         method = self.spec["methods"][tool]
+        params = {p["name"]: p for p in self.spec["tools"][tool]["params"]}
+        for name, value in arguments.items():  # the runtimes refuse ill-typed arguments the same way
+            problem = type_problem(name, params[name].get("annotation"), value) if name in params else None
+            if problem:
+                return {"error": f"Bad arguments for {tool}: {problem}"}, Outcome.INVALID, []
         try:
             result = self.call_function(Function(method, SELF), [], dict(arguments))
         except Genuine as raised:
