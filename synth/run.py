@@ -76,10 +76,17 @@ def _db(path: Path) -> sqlite3.Connection:
 
 
 def _set_slot(db: sqlite3.Connection, slot: int, **values: Any) -> None:
-    db.execute("INSERT OR IGNORE INTO slots (slot, status) VALUES (?, 'proposed')", (slot,))
-    for key, value in values.items():
-        db.execute(f"UPDATE slots SET {key} = ? WHERE slot = ?",  # noqa: S608 - keys are ours
-                   (json.dumps(value) if isinstance(value, (dict, list)) else value, slot))
+    """Update one slot's row in one transaction (a kill never leaves a status without its summary)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("INSERT OR IGNORE INTO slots (slot, status) VALUES (?, 'proposed')", (slot,))
+        for key, value in values.items():
+            db.execute(f"UPDATE slots SET {key} = ? WHERE slot = ?",  # noqa: S608 - keys are ours
+                       (json.dumps(value) if isinstance(value, (dict, list)) else value, slot))
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def _slots(db: sqlite3.Connection) -> dict[int, dict[str, Any]]:
@@ -264,8 +271,9 @@ def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | No
     dedup = _dedup_filter(catalog, slots, config.run_id)
     graph, ctx, connection = _open_graph(run_dir, config, dedup=dedup)
     bar = _Progress(config.n, sys.stderr.isatty() if progress is None else progress)
-    counts = {status: sum(s["status"] == status for s in slots.values()) for status in FINAL}
-    summaries = {s["slot"]: s["summary"] for s in slots.values() if s["summary"]}
+    done = {k: s for k, s in slots.items() if s["status"] in FINAL and s["summary"]}
+    counts = {status: sum(s["status"] == status for s in done.values()) for status in FINAL}
+    summaries = {k: s["summary"] for k, s in done.items()}
     mp = multiprocessing.get_context("spawn")
     pool = cf.ProcessPoolExecutor(max_workers=max(1, config.workers), mp_context=mp, initializer=_worker_init,
                                   initargs=(str(run_dir), asdict(config)))
@@ -280,7 +288,7 @@ def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | No
 
     try:
         leftovers = []  # interrupted slots: finished ones are recorded, the rest continue before new ones
-        for s in (s for s in slots.values() if s["status"] not in FINAL):
+        for s in (s for k, s in slots.items() if k not in done):
             snapshot = graph.get_state(_thread(config, s["slot"]))
             if snapshot.values and not snapshot.next and snapshot.values.get("status") in FINAL:
                 finished(s["slot"], _summary(snapshot.values))
