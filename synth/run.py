@@ -299,22 +299,24 @@ def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | No
         while counts.get("registered", 0) < config.n:
             while (counts.get("registered", 0) + len(in_flight) < config.n and len(in_flight) < 2 * max(1, config.workers)
                    and (leftovers or next_slot < config.max_proposals)):
+                start: dict[str, Any] | None = {"run_id": config.run_id, "seed": config.seed}
                 if leftovers:
                     slot = leftovers.pop(0)
                     snapshot = graph.get_state(_thread(config, slot))
-                    if snapshot.next and snapshot.values.get("status") not in FINAL:
-                        values = snapshot.values  # past dedup: its topic counts as taken
-                        if values.get("env_id") and values["env_id"] not in dedup.ids:
+                    values = snapshot.values or {}
+                    if snapshot.next and "dedup" in (values.get("stages") or {}) and values.get("status") not in FINAL:
+                        if values["env_id"] not in dedup.ids:  # past dedup: its topic counts as taken
                             dedup.add([values["env_id"]], [values["topic"]["topic"]])
-                        _set_slot(db, slot, env_id=values.get("env_id"), topic=values["topic"]["topic"],
+                        _set_slot(db, slot, env_id=values["env_id"], topic=values["topic"]["topic"],
                                   status="running")
                         in_flight[pool.submit(_finish_slot, _thread_id(config, slot))] = slot
                         continue
-                    # killed before its topic was checkpointed: the same slot is proposed afresh below
+                    if snapshot.next:  # killed during mining or dedup: finish those here, in order
+                        start = None
                 else:
                     slot, next_slot = next_slot, next_slot + 1
                 _set_slot(db, slot, status="proposed")
-                graph.invoke({"run_id": config.run_id, "slot": slot, "seed": config.seed}, _thread(config, slot),
+                graph.invoke(None if start is None else {**start, "slot": slot}, _thread(config, slot),
                              interrupt_after=["dedup"])
                 values = graph.get_state(_thread(config, slot)).values
                 _set_slot(db, slot, env_id=values.get("env_id"), topic=(values.get("topic") or {}).get("topic"))
