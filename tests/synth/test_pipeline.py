@@ -90,3 +90,22 @@ def test_sigkill_midway_then_resume_registers_exactly_n_without_duplicates(tmp_p
     with sqlite3.connect(tmp_path / ".runs" / run_id / "run.sqlite") as db:
         registered = [row[0] for row in db.execute("SELECT env_id FROM slots WHERE status = 'registered'")]
     assert sorted(registered) == envs  # each registered slot is one env folder, none twice
+
+
+@pytest.mark.slow
+def test_ctrl_c_exits_130_with_the_resume_command_and_resume_completes(tmp_path):
+    n = 6
+    process = subprocess.Popen([sys.executable, "cli.py", "synthesize", "--n", str(n), "--catalog", str(tmp_path)],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None and len(_user_envs(tmp_path)) < 2:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert "--resume run-" in err
+    run_id = err.split("--resume ", 1)[1].split()[0]
+    done = subprocess.run([sys.executable, "cli.py", "synthesize", "--resume", run_id, "--catalog", str(tmp_path),
+                           "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["registered"] == n == len(_user_envs(tmp_path))
