@@ -813,22 +813,15 @@ def render_export_report(report: dict[str, Any]) -> str:
 def export_failures(audit_dir: Path | str) -> list[BenchItem]:
     """The items an audited simulator got wrong (not FM, not strict CM, abstained or errored).
 
-    Reads `results.jsonl` of an audit folder (verifier.audit writes one record per answer, each
-    with the item under "item"); the last record of an id wins, as on resume. Torn or malformed
-    lines are skipped, as the audit itself does. Order: as first seen in the file.
+    Reads `results.jsonl` of an audit folder with the audit's own reader (the last record of an id
+    wins, torn lines are skipped). Order: as first seen in the file.
     """
-    path = Path(audit_dir) / "results.jsonl"
+    from verifier.audit import RESULTS_FILE, load_results
+
+    path = Path(audit_dir) / RESULTS_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: is {audit_dir} an audit folder (audit-sim --out)?")
-    records: dict[str, dict[str, Any]] = {}
-    with path.open("rb") as handle:
-        for raw in handle:
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except (ValueError, UnicodeDecodeError):
-                continue
-            if isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("item"), dict):
-                records[record["id"]] = record
+    records = load_results(audit_dir)
     wrong = []
     for record in records.values():
         missed = (record.get("fm") is not True or record.get("cm_strict") is not True or bool(record.get("abstained"))

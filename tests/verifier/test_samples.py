@@ -226,14 +226,18 @@ def test_envsimbench_mix_from_a_small_synthesized_catalog(tmp_path):
 
 # --- failures of an audit ----------------------------------------------------------------------------
 def test_export_failures_returns_what_the_simulator_got_wrong(tmp_path, exported):
+    from verifier.audit import RECORD_KEYS
+
     items = exported.items[:5]
+    defaults = dict.fromkeys(RECORD_KEYS) | {"abstained": False}  # full audit records, as audit-sim writes them
     lines = []
     verdicts = [(True, True, False), (False, True, False), (True, False, False), (True, True, True), (True, True, False)]
     for item, (fm, cm, abstained) in zip(items, verdicts, strict=True):
-        lines.append(json.dumps({"id": item.id, "fm": fm, "cm_strict": cm, "abstained": abstained,
-                                 "item": item.model_dump(mode="json")}))
+        lines.append(json.dumps(defaults | {"id": item.id, "fm": fm, "cm_strict": cm, "abstained": abstained,
+                                            "item": item.model_dump(mode="json")}))
     # a resumed audit: the last record of an id wins (item 4 was right, then wrong on a re-ask)
-    lines.append(json.dumps({"id": items[4].id, "fm": False, "cm_strict": False, "item": items[4].model_dump(mode="json")}))
+    lines.append(json.dumps(defaults | {"id": items[4].id, "fm": False, "cm_strict": False,
+                                        "item": items[4].model_dump(mode="json")}))
     (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n{\"id\": \"torn")
     wrong = export_failures(tmp_path)
     assert [i.id for i in wrong] == [items[1].id, items[2].id, items[3].id, items[4].id]
