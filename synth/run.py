@@ -21,8 +21,10 @@ import datetime as dt
 import json
 import multiprocessing
 import os
+import signal
 import sqlite3
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -188,6 +190,28 @@ class _Progress:
             sys.stderr.write("\n")
 
 
+class _StopFlag:
+    """Ctrl-C sets a flag the driver checks between steps, instead of raising inside library code.
+
+    A KeyboardInterrupt raised while LangGraph or the process pool is mid-call can be swallowed
+    there; a flag is seen at the next check (within a quarter second), wherever the signal lands.
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._previous: Any = None
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, lambda *_: self._event.set())
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def restore(self) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+
 def _new_run_id(seed: int) -> str:
     return f"run-{dt.datetime.now(dt.UTC):%Y%m%d-%H%M%S}-s{seed}"
 
@@ -279,6 +303,7 @@ def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | No
                                   initargs=(str(run_dir), asdict(config)))
     in_flight: dict[cf.Future[dict[str, Any]], int] = {}
     interrupted = False
+    stop = _StopFlag()
 
     def finished(slot: int, summary: dict[str, Any]) -> None:
         summaries[slot] = summary
@@ -296,9 +321,9 @@ def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | No
                 leftovers.append(s["slot"])
         next_slot = max(slots, default=-1) + 1
         bar.show(counts, len(in_flight))
-        while counts.get("registered", 0) < config.n:
+        while counts.get("registered", 0) < config.n and not stop.is_set():
             while (counts.get("registered", 0) + len(in_flight) < config.n and len(in_flight) < 2 * max(1, config.workers)
-                   and (leftovers or next_slot < config.max_proposals)):
+                   and (leftovers or next_slot < config.max_proposals) and not stop.is_set()):
                 start: dict[str, Any] | None = {"run_id": config.run_id, "seed": config.seed}
                 if leftovers:
                     slot = leftovers.pop(0)
@@ -326,9 +351,9 @@ def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | No
                     _set_slot(db, slot, status="running")
                     in_flight[pool.submit(_finish_slot, _thread_id(config, slot))] = slot
                 bar.show(counts, len(in_flight))
-            if not in_flight:
-                break  # out of proposals
-            done, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
+            if not in_flight or stop.is_set():
+                break  # out of proposals, or Ctrl-C
+            done, _ = cf.wait(in_flight, timeout=0.25, return_when=cf.FIRST_COMPLETED)
             for future in done:
                 slot = in_flight.pop(future)
                 try:
@@ -340,6 +365,8 @@ def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | No
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        interrupted = interrupted or stop.is_set()
+        stop.restore()
         bar.end()
         if interrupted:  # stop in-flight slots now: their checkpoints let --resume redo the unfinished step
             for process in list(getattr(pool, "_processes", {}).values()):
