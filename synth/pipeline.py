@@ -24,7 +24,7 @@ from langgraph.graph import END, START, StateGraph
 
 from catalog.models import Action, Provenance, Quality
 from catalog.plan import Plan
-from catalog.store import Catalog, CatalogError
+from catalog.store import Catalog
 from catalog.tasks import Task
 from catalog.vectors import DedupFilter
 from constraints.extract import ExtractionError, extract_spec
@@ -339,15 +339,13 @@ def _env_parts(state: SlotState, quality: Quality | None) -> tuple[Any, dict[str
 
 
 def _write(catalog: Catalog, state: SlotState, *, final: bool) -> Any:
+    """Write the slot's env (staging for the gate, or the catalog with its quality); same id: rewrite."""
     quality = None
     if final and state.get("gate"):
         quality = Quality(score=state["gate"]["score"], checks={c["name"]: c["ok"] for c in state["gate"]["checks"]})
     manifest, extra = _env_parts(state, quality)
     tasks = [Task.model_validate(t) for t in state.get("tasks") or []]
-    try:
-        return catalog.write_env(manifest, state["code"], state["states"], tasks, replace=True, extra_files=extra)
-    except CatalogError:
-        raise
+    return catalog.write_env(manifest, state["code"], state["states"], tasks, replace=True, extra_files=extra)
 
 
 def _stage_env(ctx: Context, state: SlotState) -> Any:
