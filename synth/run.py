@@ -295,9 +295,9 @@ def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | No
     dedup = _dedup_filter(catalog, slots, config.run_id)
     graph, ctx, connection = _open_graph(run_dir, config, dedup=dedup)
     bar = _Progress(config.n, sys.stderr.isatty() if progress is None else progress)
-    done = {k: s for k, s in slots.items() if s["status"] in FINAL and s["summary"]}
-    counts = {status: sum(s["status"] == status for s in done.values()) for status in FINAL}
-    summaries = {k: s["summary"] for k, s in done.items()}
+    recorded = {k: s for k, s in slots.items() if s["status"] in FINAL and s["summary"]}
+    counts = {status: sum(s["status"] == status for s in recorded.values()) for status in FINAL}
+    summaries = {k: s["summary"] for k, s in recorded.items()}
     mp = multiprocessing.get_context("spawn")
     pool = cf.ProcessPoolExecutor(max_workers=max(1, config.workers), mp_context=mp, initializer=_worker_init,
                                   initargs=(str(run_dir), asdict(config)))
@@ -313,7 +313,7 @@ def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | No
 
     try:
         leftovers = []  # interrupted slots: finished ones are recorded, the rest continue before new ones
-        for s in (s for k, s in slots.items() if k not in done):
+        for s in (s for k, s in slots.items() if k not in recorded):
             snapshot = graph.get_state(_thread(config, s["slot"]))
             if snapshot.values and not snapshot.next and snapshot.values.get("status") in FINAL:
                 finished(s["slot"], _summary(snapshot.values))
