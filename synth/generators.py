@@ -30,6 +30,15 @@ class Usage:
     cost_usd: float = 0.0
     errors: list[str] = field(default_factory=list)
 
+    @classmethod
+    def of(cls, record: Any, error: str | None = None) -> Usage:
+        """The usage of one model call from its CallRecord (None: no call was made)."""
+        errors = [error] if error else []
+        if record is None:
+            return cls(errors=errors)
+        return cls(calls=1, tokens_in=record.tokens_in, tokens_out=record.tokens_out, cost_usd=record.cost_usd,
+                   errors=errors)
+
     def to_dict(self) -> dict[str, Any]:
         return {"calls": self.calls, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
                 "cost_usd": round(self.cost_usd, 8), "errors": self.errors}
@@ -53,10 +62,9 @@ class Generator(Protocol):
 
 def split_schema(source: str) -> str:
     """The tables part of a compiled module (everything before the Env subclass)."""
-    marker = source.find("\n\nclass ", source.find("Table = table_base()"))
     env_start = source.find("(Env):")
     cut = source.rfind("\n\nclass ", 0, env_start) if env_start != -1 else -1
-    return source[: cut if cut > marker else len(source)].rstrip() + "\n"
+    return (source[:cut] if cut != -1 else source).rstrip() + "\n"
 
 
 class ProceduralGenerator:

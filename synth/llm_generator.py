@@ -22,7 +22,6 @@ from synth.blueprint import Blueprint
 from synth.compiler import compile_env
 from synth.generators import Usage, split_schema
 from synth.llm import LLMClient, LLMError, load_registry
-from synth.llm.ledger import CallRecord
 from synth.mining import load_corpus
 from synth.ontology import load_domains
 from synth.procedural.design import design
@@ -32,13 +31,6 @@ __all__ = ["LLMGenerator"]
 MINE_TOKENS = 120
 BLUEPRINT_TOKENS = 60
 CODE_TOKENS = 1800
-
-
-def _usage(record: CallRecord | None, error: str | None = None) -> Usage:
-    if record is None:
-        return Usage(errors=[error] if error else [])
-    return Usage(calls=1, tokens_in=record.tokens_in, tokens_out=record.tokens_out, cost_usd=record.cost_usd,
-                 errors=[error] if error else [])
 
 
 class LLMGenerator:
@@ -85,9 +77,9 @@ class LLMGenerator:
         fallback = self.domains[self.order[slot % len(self.order)]]
         try:
             answer, record = self.client.complete_json(messages, schema, stage="mine", max_tokens=MINE_TOKENS, seed=seed)
-            usage, note = _usage(record), ""
+            usage, note = Usage.of(record), ""
         except LLMError as exc:
-            answer, usage, note = {}, _usage(getattr(exc, "record", None), str(exc)), f"model failed: {exc}"
+            answer, usage, note = {}, Usage.of(getattr(exc, "record", None), str(exc)), f"model failed: {exc}"
         domain = self.domains.get(answer.get("domain", "")) if answer.get("stateful") else None
         if domain is None:
             domain, note = fallback, note or "model found no stateful domain; fell back to the ontology order"
@@ -119,7 +111,7 @@ class LLMGenerator:
                     width=int(answer["width"]))
         bp = bp.model_copy(update={"description": topic.get("description") or bp.description,
                                    "knobs": {**bp.knobs, "chosen_by": self.model}})
-        return bp, _usage(record)
+        return bp, Usage.of(record)
 
     def schema(self, bp: Blueprint) -> tuple[str, Usage]:
         return split_schema(compile_env(bp)), Usage()
@@ -139,7 +131,7 @@ class LLMGenerator:
                                                               "properties": {"code": {"type": "string"}}},
                                                    stage="code", max_tokens=min(CODE_TOKENS, room), seed=bp.seed)
         body = str(answer["code"]).strip("\n")
-        return schema.rstrip() + "\n\n\n" + body + "\n", _usage(record)
+        return schema.rstrip() + "\n\n\n" + body + "\n", Usage.of(record)
 
 
 def code_messages(bp: Blueprint, plan: dict[str, Any], schema: str, feedback: list[str]) -> list[dict[str, str]]:

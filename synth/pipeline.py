@@ -36,6 +36,7 @@ from synth.procedural.tasks import make_tasks, write_delta_sizes
 from verifier.allowlist import check_imports
 from verifier.gate import verify_env
 from verifier.intent import static_mismatches
+from verifier.properties import CheckResult
 from verifier.sandbox import Job, SandboxPool
 
 __all__ = ["SlotState", "Context", "build_graph", "STAGES", "MAX_CODE_ATTEMPTS"]
@@ -151,7 +152,7 @@ def build_graph(ctx: Context, checkpointer: Any = None) -> Any:
         except Exception as exc:  # an LLM blueprint can be inconsistent: reject with the reason
             return {"status": "rejected", "reason": f"plan: {type(exc).__name__}: {exc}"[:400],
                     "stages": _record(state, "plan", ok=False, seconds=time.monotonic() - started,
-                                      usage=_failed_usage(exc), detail=str(exc))}
+                                      usage=Usage.of(getattr(exc, "record", None), str(exc)), detail=str(exc))}
         return {"blueprint": bp.model_dump(mode="json"), "plan": plan_obj.model_dump(mode="json"),
                 "env_id": bp.env_id,
                 "stages": _record(state, "plan", ok=True, seconds=time.monotonic() - started, usage=usage)}
@@ -169,7 +170,7 @@ def build_graph(ctx: Context, checkpointer: Any = None) -> Any:
             source, usage = gen.code(bp, state["plan"], state["schema"], state.get("feedback") or [])
             ok, detail = True, ""
         except Exception as exc:  # malformed model output etc.: counts as a failed attempt
-            source, usage, ok, detail = "", _failed_usage(exc), False, f"{type(exc).__name__}: {exc}"
+            source, usage, ok, detail = "", Usage.of(getattr(exc, "record", None), str(exc)), False, f"{type(exc).__name__}: {exc}"
         return {"code": source, "attempts": state.get("attempts", 0) + 1,
                 "problems": [detail] if not ok else [],
                 "stages": _record(state, "code", ok=ok, seconds=time.monotonic() - started, usage=usage,
@@ -213,18 +214,18 @@ def build_graph(ctx: Context, checkpointer: Any = None) -> Any:
     def gate(state: SlotState) -> dict[str, Any]:
         started = time.monotonic()
         handle = _stage_env(ctx, state)
-        report = verify_env(handle, ctx.pool, examples=ctx.gate_examples, seed=state["seed"], effort=ctx.gate_effort)
-        usage = None
+        usage, judged, extra = None, None, []
         if ctx.judge is not None:
             judged = ctx.judge(handle, ctx.pool)
+            usage = Usage(calls=judged["calls"], tokens_in=judged["tokens_in"], tokens_out=judged["tokens_out"],
+                          cost_usd=judged["cost_usd"])
+            extra.append(CheckResult("judge_agrees_with_execution", judged["ok"],
+                                     {"disagreements": judged["listed"]} if judged["listed"] else None,
+                                     judged["detail"]))
+        report = verify_env(handle, ctx.pool, examples=ctx.gate_examples, seed=state["seed"], effort=ctx.gate_effort,
+                            extra_checks=extra)
+        if judged is not None:
             report["judge"] = judged
-            usage = Usage(calls=judged.get("calls", 0), tokens_in=judged.get("tokens_in", 0),
-                          tokens_out=judged.get("tokens_out", 0), cost_usd=judged.get("cost_usd", 0.0))
-            report["checks"].append({"name": "judge_agrees_with_execution", "ok": judged["ok"], "critical": False,
-                                     "counterexample": None, "detail": judged.get("detail", "")})
-            passed = sum(c["ok"] for c in report["checks"])
-            report["score"] = round(passed / len(report["checks"]), 4)
-            report["passed"] = report["score"] >= report["gate"] and not report["critical_failures"]
         failing = [c["name"] for c in report["checks"] if not c["ok"]]
         update: dict[str, Any] = {"gate": {k: report[k] for k in ("score", "passed", "critical_failures", "checks",
                                                                   "seconds") if k in report} | (
@@ -284,15 +285,6 @@ def build_graph(ctx: Context, checkpointer: Any = None) -> Any:
 
 
 # --- helpers --------------------------------------------------------------------------------------
-
-def _failed_usage(exc: BaseException) -> Usage:
-    """A failed model call still cost tokens: LLM errors carry their call record."""
-    record = getattr(exc, "record", None)
-    if record is None:
-        return Usage(errors=[str(exc)])
-    return Usage(calls=1, tokens_in=record.tokens_in, tokens_out=record.tokens_out, cost_usd=record.cost_usd,
-                 errors=[str(exc)])
-
 
 def _static_problems(ctx: Context, state: SlotState, source: str) -> list[str]:
     """Parse, import allowlist, constraint extraction, declared vs inferred kinds, code vs plan."""

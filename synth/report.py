@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -187,8 +188,6 @@ def _plots(report: dict[str, Any], folder: Path) -> list[str]:
 def write_report(run_dir: Path, config: Any, summaries: dict[int, dict[str, Any]], catalog: Catalog, *,
                  wall_s: float, report_dir: Path | None = None) -> dict[str, Any]:
     """Write report.json, report.md and the plots (into `report_dir`, default the run folder)."""
-    from dataclasses import asdict
-
     folder = Path(report_dir) if report_dir else run_dir
     folder.mkdir(parents=True, exist_ok=True)
     wall_file = run_dir / "wall_s.json"

@@ -250,9 +250,8 @@ def _dedup_filter(catalog: Catalog, slots: dict[int, dict[str, Any]], run_id: st
     ids, texts = [], []
     for summary in summaries:
         if summary.id not in ours:
-            handle = catalog.get(summary.id)
             ids.append(summary.id)
-            texts.append(handle.manifest.topic or handle.manifest.name)
+            texts.append(summary.topic or summary.name)
     for s in slots.values():
         if s["status"] != "deduplicated" and s["topic"]:
             ids.append(s["env_id"])

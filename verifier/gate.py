@@ -10,6 +10,7 @@ threshold is EnvScaler's 0.85, and a critical check failing rejects the env what
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from catalog.store import EnvHandle
@@ -23,11 +24,13 @@ GATE = 0.85
 
 
 def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = 120, seed: int = 0,
-               gate: float = GATE, stop_early: bool = False, effort: float = 1.0) -> dict[str, Any]:
+               gate: float = GATE, stop_early: bool = False, effort: float = 1.0,
+               extra_checks: Sequence[CheckResult] = ()) -> dict[str, Any]:
     """Run every check on one env and score it.
 
     `effort` scales the guard-directed searches: `verify` uses 1.0; the synthesis gate less, as
-    it runs on every candidate (the same checks, fewer generated calls).
+    it runs on every candidate (the same checks, fewer generated calls). `extra_checks` were run
+    by the caller (e.g. synthesis' rule-conformance judge) and are scored with the rest.
 
     With `stop_early` (mutation testing), the slow checks are skipped once a critical check has
     failed, since the verdict cannot change.
@@ -58,7 +61,7 @@ def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = 120, see
             checks.append(suite.check_intent_dynamic(plan))
         if not decided():
             checks.extend(suite.all())
-    return _report(handle, checks, gate, started)
+    return _report(handle, [*checks, *extra_checks], gate, started)
 
 
 def _report(handle: EnvHandle, checks: list[CheckResult], gate: float, started: float) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from verifier.sandbox import Job, JobResult, SandboxPool
 Sequence = tuple[str, list[Action]]
 
 
-MINOR_CHECKS = frozenset({"every_guard_reachable", "declared_kind_matches_code"})
+MINOR_CHECKS = frozenset({"every_guard_reachable", "declared_kind_matches_code", "judge_agrees_with_execution"})
 
 
 @dataclass
