@@ -1,11 +1,13 @@
-"""A sandbox worker process: runs env code for the parent over JSON lines on stdin/stdout.
+"""A sandbox worker process: serves ONE env version for the supervisor over length-prefixed frames.
 
-Started by verifier.sandbox.SandboxPool as `python -m verifier._worker SCRATCH MEMORY_MB`. It
-limits its own memory, file sizes and CPU time, writes nothing outside the scratch folder,
-and installs an audit hook that refuses subprocesses, forks, sockets, file writes outside the
-scratch folder and native code (ctypes); an import outside the allowlist raises ImportError.
-A refused operation raises `SandboxViolation` (a BaseException, so `except Exception` in env code cannot swallow
-it); the worker reports it and exits, and the parent starts a fresh worker.
+Started by verifier.sandbox (see verifier/isolation.py for the OS sandbox around it) as
+`python -I -c BOOT PROJECT_ROOT CONFIG_JSON`. Before any env code exists in the process it
+imports everything it needs, loads the seccomp filter (verifier/_seccomp.py), drops modules env
+code has no business with from `sys.modules`, sets rlimits and arms the audit hook
+(verifier/_guard.py) for its whole life. Then it reads jobs (frames on stdin) and answers each
+with frames tagged with the job's number: `ready`, one per call, an optional `task`, and `done`.
+After each job it looks for leftovers that could change later answers (threads, pending alarms
+or timers, new signal handlers) and asks to be recycled if it finds one.
 """
 
 from __future__ import annotations
@@ -13,68 +15,41 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
+import site
 import sys
 import traceback
 from pathlib import Path
 from typing import Any
 
-BLOCKED_EVENTS = ("os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.kill",
-                  "os.killpg", "subprocess.Popen", "socket.", "ctypes.", "pty.spawn", "os.startfile",
-                  "webbrowser.open", "urllib.Request", "http.client.connect", "ftplib.", "smtplib.", "sys.remote_exec")
-WRITE_EVENTS = ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.truncate", "os.chmod", "os.chown", "os.link",
-                "os.symlink", "shutil.rmtree", "shutil.move", "shutil.copyfile", "os.utime", "os.unlink")
-
-
-class SandboxViolation(BaseException):
-    """Env code tried something the sandbox forbids."""
+# Modules env code may not get from the module cache: they give processes, sockets or native calls.
+PRUNED = ("subprocess", "_posixsubprocess", "socket", "_socket", "ctypes", "_ctypes", "pyseccomp", "multiprocessing",
+          "_multiprocessing", "pty", "ssl", "_ssl", "asyncio", "select", "selectors", "http", "urllib", "ftplib",
+          "smtplib", "webbrowser", "mmap", "fcntl", "termios", "resource", "_thread")
+PRELOADED = ("_strptime", "encodings.idna", "sqlalchemy.dialects.sqlite.pysqlite", "catalog.tasks")
 
 
 def _limit(memory_mb: int) -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 2**20, memory_mb * 2**20))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 2**20, 16 * 2**20))
-    resource.setrlimit(resource.RLIMIT_CPU, (3600, 3600))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for limit, value in ((resource.RLIMIT_AS, memory_mb * 2**20), (resource.RLIMIT_FSIZE, 16 * 2**20),
+                         (resource.RLIMIT_CPU, 3600), (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(limit, (value, value))
 
 
-class Guard:
-    """The audit hook; armed only while env code can run."""
+def _signal_state() -> dict[int, Any]:
+    return {int(s): signal.getsignal(s) for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)}
 
-    def __init__(self, scratch: Path, allowed_imports: set[str]) -> None:
-        self.scratch = str(scratch.resolve())
-        self.allowed = allowed_imports
-        self.local_modules: set[str] = set()
-        self.armed = False
 
-    def inside_scratch(self, path: Any) -> bool:
-        try:
-            real = os.path.realpath(os.fsdecode(path))
-        except (TypeError, ValueError):
-            return False
-        return real == self.scratch or real.startswith(self.scratch + os.sep)
-
-    def __call__(self, event: str, args: tuple[Any, ...]) -> None:
-        if not self.armed:
-            return
-        if event.startswith(BLOCKED_EVENTS):
-            self.armed = False
-            raise SandboxViolation(f"{event}")
-        if event == "open":
-            path, mode, flags = (list(args) + [None, None, None])[:3]
-            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
-                (isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC))
-            if writing and not isinstance(path, int) and not self.inside_scratch(path):
-                self.armed = False
-                raise SandboxViolation(f"write to {os.fsdecode(path)}")
-        elif event in WRITE_EVENTS:
-            if not all(self.inside_scratch(a) for a in args if isinstance(a, (str, bytes, os.PathLike))):
-                self.armed = False
-                raise SandboxViolation(f"{event} outside the scratch folder")
-        elif event == "import":
-            top = str(args[0]).split(".")[0]
-            if top not in self.allowed and top not in self.local_modules:
-                # An ImportError, not a violation: optional imports (try/except ImportError) fall
-                # back as they would without the package; required ones fail the load.
-                raise ImportError(f"import of {args[0]} is not allowed in the sandbox")
+def _leftovers(baseline: dict[int, Any]) -> str | None:
+    """Why this worker must not serve another job, if anything the env started outlives the job."""
+    threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+    if threads > 1:
+        return f"{threads - 1} thread(s) left running"
+    if signal.alarm(0) or any(signal.getitimer(t)[0] for t in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL,
+                                                                 signal.ITIMER_PROF)):
+        return "a timer left pending"
+    if _signal_state() != baseline:
+        return "signal handlers changed"
+    return None
 
 
 def _run_task(runtime: Any, task: dict[str, Any]) -> dict[str, Any]:
@@ -98,88 +73,124 @@ def _run_task(runtime: Any, task: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
-    scratch, memory_mb = Path(sys.argv[1]), int(sys.argv[2])
-    protocol_out = os.fdopen(os.dup(1), "w", buffering=1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)  # env code printing must not corrupt the protocol
-    sys.dont_write_bytecode = True
-    os.chdir(scratch)
-    # Everything the runtime needs is imported before the hook is armed.
-    import encodings.idna  # noqa: F401 - so a socket attempt is reported as such, not as this import
+class _Channel:
+    """Frames out, tagged with the current job's number; a frame above the cap becomes an event."""
 
-    import sqlalchemy.dialects.sqlite.pysqlite  # noqa: F401 - loaded lazily by SQLAlchemy otherwise
+    def __init__(self, fd: int, cap: int) -> None:
+        from verifier.frames import encode
+
+        self.fd, self.cap, self.job, self._encode = fd, cap, 0, encode
+
+    def send(self, message: dict[str, Any]) -> bool:
+        """Send one frame; False (and an `output_too_large` frame instead) if it is over the cap."""
+        frame = self._encode({**message, "job": self.job})
+        if len(frame) > self.cap:
+            frame = self._encode({"event": "output_too_large", "bytes": len(frame), "job": self.job})
+            self._write(frame)
+            return False
+        self._write(frame)
+        return True
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+
+def _local_modules(env_dir: Path) -> set[str]:
+    return {p.stem for p in env_dir.glob("*.py")} | {p.name for p in env_dir.iterdir() if (p / "__init__.py").is_file()}
+
+
+def main(config_json: str) -> None:
+    config = json.loads(config_json)
+    scratch, env_dir, memory_mb = config["scratch"], Path(config["env_dir"]), int(config["memory_mb"])
+    for folder in config.get("sites", []):
+        if folder not in sys.path:
+            site.addsitedir(folder)
+    sys.dont_write_bytecode = True
+    protocol_in, protocol_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)  # env code that prints or reads stdin cannot touch the protocol
+    os.chdir(scratch)
+
+    import importlib
 
     from catalog.models import Outcome
     from catalog.runtime import load_module, runtime_for
+    from verifier._guard import make_hook
+    from verifier._seccomp import load_filter
     from verifier.allowlist import ALLOWED_IMPORTS, check_imports
+    from verifier.frames import MAX_FRAME, FrameError, read_frame_blocking
+    from verifier.isolation import VIOLATION_STATUS
 
-    guard = Guard(scratch, set(ALLOWED_IMPORTS) | {m.split(".")[0] for m in sys.modules})
-    sys.addaudithook(guard)
-    _limit(memory_mb)
-    runtimes: dict[str, Any] = {}
-    states: dict[tuple[str, str], Any] = {}
-
-    def reply(message: dict[str, Any]) -> None:
-        protocol_out.write(json.dumps(message) + "\n")
-
-    for line in sys.stdin:
-        job = json.loads(line)
-        env_dir = Path(job["env_dir"])
+    for name in (*ALLOWED_IMPORTS, *PRELOADED):
         try:
-            key = str(env_dir)
-            if key not in runtimes:
-                problems = check_imports(env_dir)
-                if problems:
-                    reply({"event": f"forbidden: {problems[0]}", "done": True})
-                    continue
-                guard.local_modules = {p.stem for p in env_dir.glob("*.py")} | \
-                    {p.name for p in env_dir.iterdir() if (p / "__init__.py").is_file()}
-                guard.armed = True
-                module = load_module(env_dir / "env.py", f"sandboxed_{len(runtimes)}")
-                runtimes[key] = runtime_for(module, job["kind"], job.get("entry"), init=job.get("init", "auto"),
-                                            failure_exceptions=job.get("failure_exceptions", []))
-                guard.armed = False
-            runtime = runtimes[key]
-            if job.get("state_name"):
-                cache = (key, job["state_name"])
-                if cache not in states:
-                    state = json.loads((env_dir / "states" / f"{job['state_name']}.json").read_text())
-                    states[cache] = runtime.template(state) if hasattr(runtime, "template") else state
-                start = states[cache]
-            else:
-                start = job["state"]
-            guard.armed = True
-            runtime.reset(start)
-            reply({"ready": True, "state": runtime.snapshot() if job.get("snapshot") else None})
-            if job.get("task") is not None:
-                reply(_run_task(runtime, job["task"]))
-                guard.armed = False
-                reply({"done": True})
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    load_filter()
+    channel = _Channel(protocol_out, MAX_FRAME)
+    problems = check_imports(env_dir)
+    local = _local_modules(env_dir)
+    for name in [m for m in sys.modules if m.split(".")[0] in PRUNED]:
+        del sys.modules[name]
+    allowed = (set(ALLOWED_IMPORTS) | {m.split(".")[0] for m in sys.modules} | local) - set(PRUNED)
+    roots = [p for p in sys.path if p and os.path.isdir(p)]
+    baseline = _signal_state()
+    _limit(memory_mb)
+    sys.addaudithook(make_hook(scratch, allowed, roots, protocol_out, VIOLATION_STATUS))
+
+    runtime: Any = None
+    states: dict[str, Any] = {}
+    while True:
+        try:
+            job = read_frame_blocking(protocol_in, MAX_FRAME)
+        except FrameError:
+            os._exit(2)
+        if job is None:
+            return
+        channel.job = int(job.get("job", 0))
+        try:
+            if problems:
+                channel.send({"event": f"forbidden: {problems[0]}", "done": True})
                 continue
+            if runtime is None:
+                module = load_module(env_dir / "env.py", "sandboxed_env")
+                runtime = runtime_for(module, job["kind"], job.get("entry"), init=job.get("init", "auto"),
+                                      failure_exceptions=job.get("failure_exceptions", []))
+            if job.get("state_name"):
+                name = job["state_name"]
+                if name not in states:
+                    state = json.loads((env_dir / "states" / f"{name}.json").read_text())
+                    states[name] = runtime.template(state) if hasattr(runtime, "template") else state
+                runtime.reset(states[name])
+            elif not job.get("resume"):
+                runtime.reset(job["state"])
+            ready: dict[str, Any] = {"ready": True, "state": runtime.snapshot() if job.get("snapshot") else None}
+            if job.get("describe"):
+                ready["tools"] = [t.model_dump() for t in runtime.tools.values()]
+            if not channel.send(ready):
+                channel.send({"done": True, "event": "output_too_large"})
+                continue
+            event = None
+            if job.get("task") is not None:
+                if not channel.send(_run_task(runtime, job["task"])):
+                    event = "output_too_large"
             for action in job["actions"]:
                 result = runtime.call(action, snapshot=job.get("snapshot", False))
-                event = None
+                call_event = None
                 if result.outcome is Outcome.CRASH:
-                    event = "memory" if result.info.get("exception") == "MemoryError" else "crash"
-                reply({"observation": result.observation, "delta": [op.to_dict() for op in result.delta],
-                       "outcome": result.outcome.value, "state": result.state, "event": event,
-                       "info": {k: v for k, v in result.info.items() if k != "traceback"}})
-            guard.armed = False
-            reply({"done": True})
-        except SandboxViolation as violation:
-            guard.armed = False
-            reply({"event": f"forbidden: {violation}", "done": True, "fatal": True})
-            sys.exit(3)
+                    call_event = "memory" if result.info.get("exception") == "MemoryError" else "crash"
+                if not channel.send({"observation": result.observation, "delta": [op.to_dict() for op in result.delta],
+                                     "outcome": result.outcome.value, "state": result.state, "event": call_event,
+                                     "info": {k: v for k, v in result.info.items() if k != "traceback"}}):
+                    event = "output_too_large"
+                    break
+            channel.send({"done": True, "event": event, "recycle": _leftovers(baseline)})
         except MemoryError:
-            guard.armed = False
-            reply({"event": "memory", "done": True, "fatal": True})
-            sys.exit(4)
+            channel.send({"event": "memory", "done": True, "fatal": True})
+            os._exit(4)
         except Exception as exc:  # the env failed to load or reset: a result, not a lost worker
-            guard.armed = False
-            reply({"event": f"crash: {type(exc).__name__}: {exc}", "done": True,
-                   "info": {"traceback": traceback.format_exc(limit=5)}})
-
-
-if __name__ == "__main__":
-    main()
+            channel.send({"event": f"crash: {type(exc).__name__}: {exc}", "done": True,
+                          "info": {"traceback": traceback.format_exc(limit=5)}, "recycle": _leftovers(baseline)})

