@@ -15,6 +15,7 @@ from catalog.jsonable import canonical_json
 from catalog.runtime import EnvLoadError, StateError
 from catalog.store import ENV_VAR, Catalog, CatalogError
 from catalog.tasks import CheckError
+from verifier.isolation import IsolationUnavailable, set_default_isolation
 
 
 class UserError(Exception):
@@ -92,9 +93,17 @@ def cmd_catalog_run(args: argparse.Namespace) -> int:
     if not isinstance(arguments, dict):
         raise UserError("--args must be a JSON object of argument names to values")
     state_name = args.state or (handle.manifest.states[0] if "default" not in handle.manifest.states else "default")
-    runtime = handle.runtime()
-    runtime.reset(handle.state(state_name))
-    result = runtime.call({"name": args.tool, "arguments": arguments}, snapshot=args.show_state)
+    from verifier.session import SandboxRuntime, open_runtime
+
+    runtime = open_runtime(handle, trusted=args.trusted)
+    try:
+        runtime.reset(handle.state(state_name))
+        result = runtime.call({"name": args.tool, "arguments": arguments}, snapshot=args.show_state)
+    except RuntimeError as exc:  # the sandbox could not load or reset the env
+        raise UserError(f"{handle.id}: {exc}") from None
+    finally:
+        if isinstance(runtime, SandboxRuntime):
+            runtime.close()
     if args.json:
         out: dict[str, Any] = {"env": handle.id, "state": state_name, "action": {"name": args.tool, "arguments": arguments},
                                "outcome": result.outcome.value, "observation": result.observation,
@@ -196,8 +205,11 @@ def cmd_constraints(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from catalog.importer import import_class_env
 
+    from verifier.loadcheck import sandbox_load_check
+
     report = import_class_env(Path(args.path), _catalog(args), class_name=args.class_name,
-                              configs=[Path(c) for c in args.config or []], env_id=args.id, replace=args.replace)
+                              configs=[Path(c) for c in args.config or []], env_id=args.id, replace=args.replace,
+                              check=None if args.trusted else sandbox_load_check)
     handle = report.handle
     if report.optional_missing:
         print(f"warning: optional imports not installed (the module's fallback is used): "
@@ -523,6 +535,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--catalog", metavar="DIR", default=argparse.SUPPRESS,
                         help=f"catalog folder (default: ${ENV_VAR}, else ./envforge-catalog); "
                              "the reference envs are always included")
+    common.add_argument("--unsafe-no-isolation", action="store_true", default=argparse.SUPPRESS,
+                        help="run env code without the OS sandbox (bubblewrap namespaces) where the host cannot "
+                             "create one; only for code you trust")
     parser = argparse.ArgumentParser(
         prog="python cli.py", parents=[common],
         description="envforge: synthesize executable tool-use environments and verify LLM simulation of them.",
@@ -549,6 +564,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--state", metavar="NAME", help="initial state (default: 'default', else the first)")
     run.add_argument("--show-state", action="store_true", help="also print the full state after the call")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
+    run.add_argument("--trusted", action="store_true", help="run the env's code in this process, outside the sandbox "
+                     "(only for code you vouch for; the shipped reference envs always run in-process)")
     run.set_defaults(handler=cmd_catalog_run)
     search = actions.add_parser("search", parents=[common], help="nearest environments to a description (faiss)")
     search.add_argument("query", metavar="QUERY", help='what you are looking for, e.g. "hotel room bookings"')
@@ -607,6 +624,8 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("--id", metavar="ENV_ID", help="catalog id (default: from the class name)")
     importer.add_argument("--replace", action="store_true", help="overwrite an existing env with this id")
     importer.add_argument("--json", action="store_true", help="print the result as JSON")
+    importer.add_argument("--trusted", action="store_true", help="load the module in this process to check it, "
+                          "outside the sandbox (only for code you vouch for)")
     importer.set_defaults(handler=cmd_import)
 
     synth = commands.add_parser(
@@ -703,9 +722,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not hasattr(args, "catalog"):
         args.catalog = None
+    if getattr(args, "unsafe_no_isolation", False):
+        set_default_isolation("none")
+        print("warning: --unsafe-no-isolation: env code runs without the OS sandbox", file=sys.stderr)
     try:
         return int(args.handler(args))
-    except (UserError, CatalogError, StateError, EnvLoadError, CheckError) as exc:
+    except (UserError, CatalogError, StateError, EnvLoadError, CheckError, IsolationUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:

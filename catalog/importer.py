@@ -5,26 +5,33 @@ relative import), is copied into a new env folder; relative imports in the copie
 made absolute so the folder is self-contained. Third-party imports that are not installed are
 named: unguarded ones stop the import with the install command; ones inside
 `try/except ImportError` are reported and left to the module's own fallback. The class is
-loaded once with each init config to prove the env works before anything is written.
+loaded once with each init config to prove the env works before anything is written: in the
+sandbox by default (verifier/loadcheck.py), since loading runs the module's code.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
+import os
 import re
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import libcst as cst
 
-from catalog.models import EnvManifest, Provenance
+from catalog.pids import process_alive
+from catalog.models import EnvManifest, Provenance, ToolDescriptor
 from catalog.runtime import ClassRuntime, EnvLoadError, load_module
 from catalog.store import Catalog, CatalogError, EnvHandle
 
-__all__ = ["import_class_env", "ImportReport", "ImportProblem"]
+__all__ = ["import_class_env", "ImportReport", "ImportProblem", "LoadCheck", "in_process_check", "clean_stale_checks"]
+
+_CHECK_PREFIX = ".import-check-"
 
 
 class ImportProblem(CatalogError):
@@ -182,6 +189,48 @@ def _entry_class(source: str, wanted: str | None) -> str:
     return candidates[0]
 
 
+class LoadCheck(Protocol):
+    """Loads an env folder and resets it with every state; returns its tools or raises ImportProblem."""
+
+    def __call__(self, folder: Path, entry: str, failure_exceptions: list[str],
+                 states: dict[str, dict[str, Any]]) -> list[ToolDescriptor]: ...
+
+
+def in_process_check(folder: Path, entry: str, failure_exceptions: list[str],
+                     states: dict[str, dict[str, Any]]) -> list[ToolDescriptor]:
+    """The load check in this process: for code the caller vouches for (`import --trusted`)."""
+    try:
+        module = load_module(folder / "env.py", f"envforge_import_{folder.name.replace('-', '_').replace('.', '_')}")
+    except EnvLoadError as exc:
+        raise ImportProblem(str(exc)) from exc
+    runtime = ClassRuntime(getattr(module, entry), failure_exceptions=failure_exceptions)
+    for name, config in states.items():
+        try:
+            runtime.reset(config)
+            runtime.snapshot()
+        except Exception as exc:
+            raise ImportProblem(f"Config {name!r} does not load into {entry}: {exc}") from exc
+    return list(runtime.tools.values())
+
+
+def clean_stale_checks(root: Path) -> None:
+    """Remove load-check folders left in the catalog by imports that were killed."""
+    for folder in root.glob(f"{_CHECK_PREFIX}*"):
+        pid = folder.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and (int(pid) == os.getpid() or process_alive(int(pid))):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+
+def _class_doc(source: str, entry: str) -> str:
+    """The env class's docstring, read from the source (the code is not imported here)."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef) and node.name == entry:
+            return (ast.get_docstring(node) or "").strip()
+    return ""
+
+
 def _configs(paths: list[Path]) -> dict[str, dict[str, Any]]:
     """Init configs by state name; a file may hold one config, an EnvScaler record or a list."""
     states: dict[str, dict[str, Any]] = {}
@@ -203,8 +252,13 @@ def _configs(paths: list[Path]) -> dict[str, dict[str, Any]]:
 
 
 def import_class_env(path: Path, catalog: Catalog, *, class_name: str | None = None, configs: list[Path] = (),
-                     env_id: str | None = None, replace: bool = False) -> ImportReport:
-    """Turn `path` (a module defining an environment class) into a catalog env; see module doc."""
+                     env_id: str | None = None, replace: bool = False, check: LoadCheck | None = None) -> ImportReport:
+    """Turn `path` (a module defining an environment class) into a catalog env; see module doc.
+
+    `check` loads the copied files and every config; it runs the module's code, so pass the
+    sandboxed one (verifier.loadcheck.sandbox_load_check) for code you do not trust. Without it,
+    the check runs in this process (`in_process_check`): trusted code only.
+    """
     path = Path(path).resolve()
     if not path.is_file() or path.suffix != ".py":
         raise ImportProblem(f"{path} is not a Python file")
@@ -226,28 +280,16 @@ def import_class_env(path: Path, catalog: Catalog, *, class_name: str | None = N
     failure_exceptions = [e for e in _raised_exceptions(source, entry) if e != "NotImplementedError"]
 
     # Prove it works before writing: load the copied files and reset with every config.
-    staging = Path(catalog.root) / f".import-check-{env_id}"
+    clean_stale_checks(Path(catalog.root))
+    staging = Path(catalog.root) / f"{_CHECK_PREFIX}{env_id}-{os.getpid()}"
     try:
         for relative, text in texts.items():
             (staging / relative).parent.mkdir(parents=True, exist_ok=True)
             (staging / relative).write_text(text, encoding="utf-8")
-        try:
-            module = load_module(staging / "env.py", f"envforge_import_{env_id.replace('-', '_')}")
-        except EnvLoadError as exc:
-            raise ImportProblem(str(exc)) from exc
-        runtime = ClassRuntime(getattr(module, entry), failure_exceptions=failure_exceptions)
-        for name, config in states.items():
-            try:
-                runtime.reset(config)
-                runtime.snapshot()
-            except Exception as exc:
-                raise ImportProblem(f"Config {name!r} does not load into {entry}: {exc}") from exc
-        tools = list(runtime.tools.values())
+        tools = (check or in_process_check)(staging, entry, failure_exceptions, states)
     finally:
-        import shutil
-
         shutil.rmtree(staging, ignore_errors=True)
-    doc = (getattr(module, entry).__doc__ or "").strip()
+    doc = _class_doc(source, entry)
     manifest = EnvManifest(
         id=env_id, name=entry, kind="class", entry=entry, topic="imported", description=doc.split("\n\n")[0],
         tools=tools, failure_exceptions=failure_exceptions,

@@ -32,7 +32,7 @@ from catalog.models import EnvManifest
 from catalog.runtime import ClassRuntime, SqlRuntime, load_module, runtime_for
 from catalog.tasks import Task
 
-__all__ = ["Catalog", "EnvHandle", "EnvProblem", "EnvSummary", "CatalogError", "REFERENCE_DIR", "default_root"]
+__all__ = ["Catalog", "EnvHandle", "EnvProblem", "EnvSummary", "CatalogError", "UntrustedCode", "REFERENCE_DIR", "default_root"]
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
 ENV_VAR = "ENVFORGE_CATALOG"
@@ -71,6 +71,10 @@ class EnvSummary:
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "kind": self.kind, "topic": self.topic, "tools": self.tools,
                 "states": self.states, "reference": self.reference, "path": self.path}
+
+
+class UntrustedCode(CatalogError):
+    """Running this env's code in-process was asked for without vouching for it."""
 
 
 class EnvHandle:
@@ -114,8 +118,16 @@ class EnvHandle:
     def source(self) -> str:
         return (self.path / "env.py").read_text(encoding="utf-8")
 
-    def runtime(self) -> SqlRuntime | ClassRuntime:
-        """Import env.py and build its runtime. This runs the env's code: trusted envs only here."""
+    def runtime(self, *, trusted: bool = False) -> SqlRuntime | ClassRuntime:
+        """Import env.py and build its runtime in THIS process.
+
+        That runs the env's code with every right of the caller, so it is refused unless the env is
+        a shipped reference env or the caller vouches for the code (`trusted=True`). Everything
+        else runs in the sandbox: `verifier.session.open_runtime(handle)`.
+        """
+        if not (self.reference or trusted):
+            raise UntrustedCode(f"env {self.id!r} is not a shipped reference env: its code runs only in the sandbox "
+                                "(verifier.session.open_runtime), or pass trusted=True for code you vouch for")
         module = load_module(self.path / "env.py", f"envforge_env_{self.id.replace('-', '_').replace('.', '_')}")
         m = self.manifest
         return runtime_for(module, m.kind, m.entry, init=m.init, failure_exceptions=m.failure_exceptions)

@@ -149,10 +149,10 @@ class Executor(Protocol):
 
 
 class InProcessExecutor:
-    """Runs trusted env code in this process (reference envs, tests)."""
+    """Runs env code in this process: reference envs, or code the caller vouches for (`trusted`)."""
 
-    def __init__(self, handle: EnvHandle) -> None:
-        self.runtime = handle.runtime()
+    def __init__(self, handle: EnvHandle, *, trusted: bool = False) -> None:
+        self.runtime = handle.runtime(trusted=trusted)
 
     def __call__(self, state_name: str, state: dict[str, Any], actions: list[Action]) -> tuple[dict[str, Any], list[StepResult]]:
         self.runtime.reset(state)

@@ -26,6 +26,7 @@ from typing import Any
 PRUNED = ("subprocess", "_posixsubprocess", "socket", "_socket", "ctypes", "_ctypes", "pyseccomp", "multiprocessing",
           "_multiprocessing", "pty", "ssl", "_ssl", "asyncio", "select", "selectors", "http", "urllib", "ftplib",
           "smtplib", "webbrowser", "mmap", "fcntl", "termios", "resource", "_thread")
+STALE = "stale: this worker holds no session state"
 PRELOADED = ("_strptime", "encodings.idna", "sqlalchemy.dialects.sqlite.pysqlite", "catalog.tasks")
 
 
@@ -142,6 +143,7 @@ def main(config_json: str) -> None:
     sys.addaudithook(make_hook(scratch, allowed, roots, protocol_out, VIOLATION_STATUS))
 
     runtime: Any = None
+    has_state = False
     states: dict[str, Any] = {}
     while True:
         try:
@@ -167,6 +169,10 @@ def main(config_json: str) -> None:
                 runtime.reset(states[name])
             elif not job.get("resume"):
                 runtime.reset(job["state"])
+            elif not has_state:
+                channel.send({"done": True, "event": STALE})  # a new worker holds no session yet
+                continue
+            has_state = True
             ready: dict[str, Any] = {"ready": True, "state": runtime.snapshot() if job.get("snapshot") else None}
             if job.get("describe"):
                 ready["tools"] = [t.model_dump() for t in runtime.tools.values()]

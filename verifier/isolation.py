@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from catalog.pids import process_alive
+
 __all__ = ["Isolation", "IsolationUnavailable", "WorkerSpec", "default_isolation", "set_default_isolation",
            "require_isolation", "worker_command", "new_scratch", "clean_stale_scratch", "SCRATCH", "ENV_MOUNT", "VIOLATION_STATUS"]
 
@@ -191,18 +193,9 @@ def clean_stale_scratch() -> int:
             pid = int(folder.name[len(_SCRATCH_PREFIX):].split("-")[0])
         except ValueError:
             continue
-        if pid == os.getpid() or _alive(pid):
+        if pid == os.getpid() or process_alive(pid):
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed += 1
     return removed
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -20,6 +20,7 @@ import signal
 import subprocess
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,12 @@ class _Worker:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 
+def _kill_all(slots: list[_Worker | None]) -> None:
+    for worker in slots:
+        if worker is not None:
+            worker.kill()
+
+
 class SandboxPool:
     """A pool of sandboxed workers, each serving one env. Use as a context manager, or call close()."""
 
@@ -182,6 +189,7 @@ class SandboxPool:
         self._cond = threading.Condition()
         self.starts = 0
         self.events: collections.Counter[str] = collections.Counter()
+        weakref.finalize(self, _kill_all, self._slots)  # a pool dropped without close() leaves no workers
 
     def __enter__(self) -> SandboxPool:
         return self

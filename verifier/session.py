@@ -1,0 +1,106 @@
+"""A runtime whose env code runs in the sandbox: the `Runtime` contract (reset / call / snapshot)
+for code envforge did not write, and `open_runtime`, which picks it unless the code is trusted.
+
+The worker keeps the state between calls (`resume` jobs), so a call costs one round trip; the
+session also remembers the reset state and the calls since, so a worker lost to a timeout or
+a violation is replaced by one replayed to the same point before the next call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from catalog.delta import DeltaOp
+from catalog.models import Action, Outcome, StepResult, ToolDescriptor
+from catalog.runtime import ClassRuntime, SqlRuntime
+from catalog.store import EnvHandle
+from verifier._worker import STALE
+from verifier.sandbox import DEFAULT_TIMEOUT, CallResult, Job, JobResult, SandboxPool
+
+__all__ = ["SandboxRuntime", "open_runtime", "step_of"]
+
+
+def step_of(call: CallResult) -> StepResult:
+    """A sandbox CallResult as a StepResult (an event is kept in `info`)."""
+    return StepResult(call.observation, [DeltaOp.from_dict(op) for op in call.delta], Outcome(call.outcome),
+                      call.state, dict(call.info, event=call.event) if call.event else dict(call.info))
+
+
+def _event_step(result: JobResult) -> StepResult:
+    """The result of a call whose job ended in an event (timeout, forbidden, ...) before answering."""
+    event = result.event or "crash: no answer"
+    return StepResult({"error": f"sandbox: {event}"}, [], Outcome.CRASH, None, {"event": event})
+
+
+class SandboxRuntime:
+    """Runs one catalog env in its own sandbox worker; see the module docstring."""
+
+    def __init__(self, handle: EnvHandle, *, timeout: float = DEFAULT_TIMEOUT, memory_mb: int = 1024) -> None:
+        self.handle = handle
+        self.tools: dict[str, ToolDescriptor] = {t.name: t for t in handle.manifest.tools}
+        self._pool = SandboxPool(1, timeout=timeout, memory_mb=memory_mb)
+        self._start: dict[str, Any] | None = None
+        self._history: list[dict[str, Any]] = []
+        self._fresh = True  # the worker holds no state of this session yet (new or replaced)
+
+    def __enter__(self) -> SandboxRuntime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def _job(self, actions: list[dict[str, Any]], *, snapshot: bool, resume: bool) -> JobResult:
+        job = Job.for_env(self.handle, actions, state=None if resume else self._start, snapshot=snapshot)
+        job.resume = resume
+        result = self._pool.run(job)
+        if resume and result.event == STALE:  # the pool had to start a new worker: restore, then ask again
+            self._fresh = True
+            self._ensure_current()
+            result = self._pool.run(job)
+        self._fresh = bool(result.event) or result.recycled is not None
+        return result
+
+    def _ensure_current(self) -> None:
+        """Bring a new worker to the session's state: reset, then replay the calls since."""
+        if self._start is None:
+            raise RuntimeError("call reset(state) first")
+        if self._fresh:
+            result = self._job(self._history, snapshot=False, resume=False)
+            if result.event:
+                raise RuntimeError(f"the sandbox could not restore the session: {result.event}")
+
+    def reset(self, state: Any) -> None:
+        self._start, self._history = state, []
+        result = self._job([], snapshot=False, resume=False)
+        if result.event:
+            raise RuntimeError(f"reset failed in the sandbox: {result.event}")
+
+    def call(self, action: Action | dict[str, Any], *, snapshot: bool = False) -> StepResult:
+        data = action.model_dump() if isinstance(action, Action) else dict(action)
+        self._ensure_current()
+        result = self._job([data], snapshot=snapshot, resume=True)
+        if not result.calls:
+            return _event_step(result)
+        step = step_of(result.calls[0])
+        if step.outcome is Outcome.SUCCESS or step.outcome is Outcome.FAILURE:
+            self._history.append(data)  # crashes and invalid calls roll back: nothing to replay
+        return step
+
+    def snapshot(self) -> dict[str, Any]:
+        self._ensure_current()
+        result = self._job([], snapshot=True, resume=True)
+        if result.event or result.initial_state is None:
+            raise RuntimeError(f"snapshot failed in the sandbox: {result.event}")
+        return result.initial_state
+
+
+def open_runtime(handle: EnvHandle, *, trusted: bool = False,
+                 timeout: float = DEFAULT_TIMEOUT) -> SqlRuntime | ClassRuntime | SandboxRuntime:
+    """The env's runtime: in this process for the shipped reference envs or code the caller vouches
+    for (`trusted=True`), in the sandbox for everything else."""
+    if handle.reference or trusted:
+        return handle.runtime(trusted=True)
+    return SandboxRuntime(handle, timeout=timeout)
