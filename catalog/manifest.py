@@ -27,11 +27,14 @@ def content_hash(folder: Path) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def refresh_manifest(folder: Path, *, write: bool = True) -> EnvManifest:
+def refresh_manifest(folder: Path, *, write: bool = True, trusted: bool = False) -> EnvManifest:
     """Recompute tools (from the code), states (from states/) and the content hash of `env.json`.
 
-    This imports env.py: use it on trusted code (reference envs, or inside the sandbox).
+    This imports env.py in this process, so it is refused for anything but the shipped reference
+    envs unless the caller vouches for the code (`trusted=True`).
     """
+    if not (trusted or Path(folder).resolve().is_relative_to(Path(__file__).resolve().parent / "reference")):
+        raise PermissionError(f"{folder} is not a shipped reference env: pass trusted=True for code you vouch for")
     manifest = EnvManifest.model_validate_json((folder / "env.json").read_text(encoding="utf-8"))
     module = load_module(folder / "env.py", f"envforge_manifest_{folder.name.replace('-', '_')}")
     runtime = runtime_for(module, manifest.kind, manifest.entry, init=manifest.init,

