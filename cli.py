@@ -204,7 +204,6 @@ def cmd_constraints(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from catalog.importer import import_class_env
-
     from verifier.loadcheck import sandbox_load_check
 
     report = import_class_env(Path(args.path), _catalog(args), class_name=args.class_name,

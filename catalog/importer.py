@@ -24,8 +24,8 @@ from typing import Any, Protocol
 
 import libcst as cst
 
-from catalog.pids import process_alive
 from catalog.models import EnvManifest, Provenance, ToolDescriptor
+from catalog.pids import process_alive
 from catalog.runtime import ClassRuntime, EnvLoadError, load_module
 from catalog.store import Catalog, CatalogError, EnvHandle
 

@@ -65,11 +65,12 @@ def make_hook(scratch: str, allowed: Iterable[str], module_roots: Iterable[str],
              _to_bytes: Any = int.to_bytes, _import_error: Any = ImportError,
              _permission_error: Any = PermissionError, _write_flags: int = _WRITE_FLAGS,
              _suffixes: tuple[str, ...] = _MODULE_SUFFIXES) -> None:
+        reason: str | None = None
         if event.startswith(_blocked):
             reason = event
         else:
             if event == "import":
-                name = args[0] if _len(args) > 0 else None
+                name: Any = args[0] if _len(args) > 0 else None
                 if _type(name) is _bytes:
                     name = _decode(name, "utf-8", "replace")
                 if _type(name) is _str and name.split(".")[0] not in _allowed:
@@ -77,12 +78,13 @@ def make_hook(scratch: str, allowed: Iterable[str], module_roots: Iterable[str],
                 return
             writing = True
             if event == "open":
-                path = args[0] if _len(args) > 0 else None
+                path: Any = args[0] if _len(args) > 0 else None
                 if _type(path) is _bytes:
                     path = _decode(path, "utf-8", "replace")
                 if _type(path) is not _str:
                     return  # other path objects are left to the read-only filesystem
-                mode, flags = (args[1] if _len(args) > 1 else None), (args[2] if _len(args) > 2 else 0)
+                mode: Any = args[1] if _len(args) > 1 else None
+                flags: Any = args[2] if _len(args) > 2 else 0
                 writing = bool((_type(mode) is _str and ("w" in mode or "a" in mode or "x" in mode or "+" in mode))
                                or (_type(flags) is _int and flags & _write_flags))
                 candidates: tuple[Any, ...] = (path,)
@@ -90,7 +92,7 @@ def make_hook(scratch: str, allowed: Iterable[str], module_roots: Iterable[str],
             elif event in _write_events:
                 candidates, label = args, event + " outside the scratch folder"
             elif event == "sqlite3.connect":
-                database = args[0] if _len(args) > 0 else None
+                database: Any = args[0] if _len(args) > 0 else None
                 if _type(database) is _bytes:
                     database = _decode(database, "utf-8", "replace")
                 if _type(database) is not _str or database == ":memory:" or database == "" or \
@@ -104,7 +106,6 @@ def make_hook(scratch: str, allowed: Iterable[str], module_roots: Iterable[str],
                 candidates = (database,)
             else:
                 return
-            reason = None
             for path in candidates:
                 if _type(path) is _bytes:
                     path = _decode(path, "utf-8", "replace")
@@ -136,7 +137,7 @@ def make_hook(scratch: str, allowed: Iterable[str], module_roots: Iterable[str],
             if reason is None:
                 return
         safe = ""
-        for char in reason[:300]:
+        for char in (reason or "")[:300]:
             safe += char if char in _printable else "?"
         body = _encode('{"violation": "' + safe + '"}')
         try:

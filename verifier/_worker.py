@@ -36,11 +36,22 @@ def _limit(memory_mb: int) -> None:
         resource.setrlimit(limit, (value, value))
 
 
-def _signal_state() -> dict[int, Any]:
-    return {int(s): signal.getsignal(s) for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)}
+def _process_state() -> dict[str, Any]:
+    """What env code could change for later jobs outside its own state.
+
+    Signal handlers, the module search path and the decimal context (its flags excepted: arithmetic sets them).
+    """
+    import decimal
+
+    context = decimal.getcontext()
+    return {"signals": {int(s): signal.getsignal(s) for s in signal.valid_signals()
+                        if s not in (signal.SIGKILL, signal.SIGSTOP)},
+            "sys.path": list(sys.path),
+            "decimal context": (context.prec, context.rounding, context.Emin, context.Emax, context.capitals,
+                                context.clamp, tuple(t for t, on in context.traps.items() if on))}
 
 
-def _leftovers(baseline: dict[int, Any]) -> str | None:
+def _leftovers(baseline: dict[str, Any]) -> str | None:
     """Why this worker must not serve another job, if anything the env started outlives the job."""
     threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
     if threads > 1:
@@ -48,9 +59,9 @@ def _leftovers(baseline: dict[int, Any]) -> str | None:
     if signal.alarm(0) or any(signal.getitimer(t)[0] for t in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL,
                                                                  signal.ITIMER_PROF)):
         return "a timer left pending"
-    if _signal_state() != baseline:
-        return "signal handlers changed"
-    return None
+    now = _process_state()
+    changed = [key for key in baseline if now[key] != baseline[key]]
+    return f"{changed[0]} changed" if changed else None
 
 
 def _run_task(runtime: Any, task: dict[str, Any]) -> dict[str, Any]:
@@ -138,7 +149,7 @@ def main(config_json: str) -> None:
         del sys.modules[name]
     allowed = (set(ALLOWED_IMPORTS) | {m.split(".")[0] for m in sys.modules} | local) - set(PRUNED)
     roots = [p for p in sys.path if p and os.path.isdir(p)]
-    baseline = _signal_state()
+    baseline = _process_state()
     _limit(memory_mb)
     sys.addaudithook(make_hook(scratch, allowed, roots, protocol_out, VIOLATION_STATUS))
 

@@ -40,6 +40,8 @@ def _decode(body: bytes) -> dict[str, Any]:
         message = json.loads(body)
     except (UnicodeDecodeError, ValueError) as exc:
         raise FrameError(f"malformed frame ({exc})") from None
+    except RecursionError:  # JSON nested too deep to decode: garbage, never the reader's exception
+        raise FrameError("malformed frame (nested too deep)") from None
     if not isinstance(message, dict):
         raise FrameError("malformed frame (not a JSON object)")
     return message

@@ -56,6 +56,7 @@ def set_default_isolation(mode: Isolation) -> None:
 
 
 def default_isolation() -> Isolation:
+    """The isolation of pools that do not name one."""
     return _default
 
 
@@ -94,7 +95,7 @@ def _site_dirs() -> list[str]:
 
 
 def _view(env_dir: Path, scratch_mb: int) -> list[str]:
-    """bwrap arguments for the read-only filesystem view plus the scratch tmpfs."""
+    """Bwrap arguments for the read-only filesystem view plus the scratch tmpfs."""
     args: list[str] = ["--ro-bind", "/usr", "/usr"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = Path("/") / name

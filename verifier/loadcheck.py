@@ -1,5 +1,8 @@
-"""The import command's load check, in the sandbox: the module's code (module level included)
-runs only in a sandbox worker, and every config must load and snapshot there."""
+"""The import command's load check, in the sandbox.
+
+The module's code (module level included) runs only in a sandbox worker, and every config must
+load and snapshot there.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ def sandbox_load_check(folder: Path, entry: str, failure_exceptions: list[str],
                        states: dict[str, dict[str, Any]]) -> list[ToolDescriptor]:
     """Load `folder` in a sandbox worker and reset it with every state; its tool descriptors."""
     tools: list[dict[str, Any]] | None = None
-    with SandboxPool(1, timeout=DEFAULT_TIMEOUT) as pool:
+    with SandboxPool(1, timeout=DEFAULT_TIMEOUT, load_timeout=20.0) as pool:
         for name, config in states.items():
             job = Job(str(folder), "class", [], entry=entry, failure_exceptions=failure_exceptions, state=config,
                       snapshot=True, describe=tools is None)

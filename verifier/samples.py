@@ -434,37 +434,22 @@ def _extract_lane(lane: list[int], args: list[list[Any]], specs: list[dict[str, 
 
 
 class _Shards:
-    """One single-worker sandbox pool per shard; an env always runs in the same shard (imported once)."""
+    """The export's sandbox pool and its counts (the pool keeps each worker on one env while it has jobs)."""
 
     def __init__(self, workers: int, timeout: float) -> None:
-        self.pools = [SandboxPool(1, timeout=timeout) for _ in range(max(1, workers))]
+        self.pool = SandboxPool(max(1, workers), timeout=timeout)
         self.jobs = 0
         self.calls = 0
 
     def close(self) -> None:
-        for pool in self.pools:
-            pool.close()
+        self.pool.close()
 
     def run(self, jobs: list[tuple[int, Job]]) -> list[JobResult]:
-        """Run (shard key, job) pairs; results in input order."""
-        results: list[JobResult | None] = [None] * len(jobs)
-        lanes: list[list[int]] = [[] for _ in self.pools]
-        for index, (key, _) in enumerate(jobs):
-            lanes[key % len(self.pools)].append(index)
-
-        def drain(pool: SandboxPool, lane: list[int]) -> None:
-            for index in lane:
-                results[index] = pool.run(jobs[index][1])
-
-        threads = [threading.Thread(target=drain, args=(pool, lane), daemon=True)
-                   for pool, lane in zip(self.pools, lanes, strict=True) if lane]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        """Run (env key, job) pairs; results in input order."""
+        results = self.pool.run_many([job for _, job in jobs])
         self.jobs += len(jobs)
         self.calls += sum(len(job.actions) for _, job in jobs)
-        return [r if r is not None else JobResult([], "crash: not run") for r in results]
+        return results
 
 
 # --- export -----------------------------------------------------------------------------------------

@@ -28,8 +28,16 @@ from typing import Any
 
 from catalog.store import EnvHandle
 from verifier.frames import MAX_FRAME, FrameError, FrameReader, FrameTooLarge, encode
-from verifier.isolation import (VIOLATION_STATUS, Isolation, WorkerSpec, clean_stale_scratch, default_isolation,
-                                new_scratch, require_isolation, worker_command)
+from verifier.isolation import (
+    VIOLATION_STATUS,
+    Isolation,
+    WorkerSpec,
+    clean_stale_scratch,
+    default_isolation,
+    new_scratch,
+    require_isolation,
+    worker_command,
+)
 
 __all__ = ["SandboxPool", "Job", "JobResult", "CallResult", "DEFAULT_TIMEOUT"]
 
@@ -309,18 +317,23 @@ class SandboxPool:
         for index, version in enumerate(versions):
             pending.setdefault(version, collections.deque()).append(index)
         lock = threading.Lock()
+        serving: collections.Counter[Any] = collections.Counter()  # env versions a drain thread is on
 
         def next_job(current: Any) -> int | None:
+            """The next job for a thread on `current`: its env first, then the busiest env nobody serves."""
             with lock:
-                queue = pending.get(current)
-                if not queue:
-                    busiest = max(pending, key=lambda v: len(pending[v]), default=None)
-                    queue = pending.get(busiest) if busiest is not None else None
-                if not queue:
+                serving[current] -= 1
+                choice = current if pending.get(current) else None
+                if choice is None and pending:
+                    free = [v for v in pending if serving[v] <= 0]
+                    choice = max(free or list(pending), key=lambda v: len(pending[v]))
+                if choice is None:
                     return None
+                queue = pending[choice]
                 index = queue.popleft()
                 if not queue:
-                    pending.pop(versions[index], None)
+                    del pending[choice]
+                serving[choice] += 1
                 return index
 
         def drain() -> None:
@@ -368,10 +381,6 @@ class SandboxPool:
             except FrameTooLarge:
                 self._retire(index)
                 result.event = "output_too_large"
-                return self._finish(result, started)
-            except RecursionError:  # JSON nested too deep to decode: garbage, never our exception
-                self._retire(index)
-                result.event = "protocol: malformed frame (nested too deep)"
                 return self._finish(result, started)
             except FrameError as exc:
                 status = worker.exit_status(0.5)

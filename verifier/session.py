@@ -1,5 +1,6 @@
-"""A runtime whose env code runs in the sandbox: the `Runtime` contract (reset / call / snapshot)
-for code envforge did not write, and `open_runtime`, which picks it unless the code is trusted.
+"""A runtime whose env code runs in the sandbox, and `open_runtime`, which picks it unless trusted.
+
+`SandboxRuntime` keeps the `Runtime` contract (reset / call / snapshot) for code envforge did not write.
 
 The worker keeps the state between calls (`resume` jobs), so a call costs one round trip; the
 session also remembers the reset state and the calls since, so a worker lost to a timeout or
@@ -99,8 +100,7 @@ class SandboxRuntime:
 
 def open_runtime(handle: EnvHandle, *, trusted: bool = False,
                  timeout: float = DEFAULT_TIMEOUT) -> SqlRuntime | ClassRuntime | SandboxRuntime:
-    """The env's runtime: in this process for the shipped reference envs or code the caller vouches
-    for (`trusted=True`), in the sandbox for everything else."""
+    """The env's runtime: in the sandbox, or in this process for reference envs and `trusted=True`."""
     if handle.reference or trusted:
         return handle.runtime(trusted=True)
     return SandboxRuntime(handle, timeout=timeout)

@@ -1,6 +1,7 @@
 """Hostile code is contained: each misdeed is a clear event, the pool keeps serving, we survive."""
 
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -28,13 +29,33 @@ def pool():
     ("spin", "timeout"),
     ("fork", "forbidden: os.fork"),
     ("spawn", "forbidden: os.system"),
-    ("connect", "forbidden: socket"),
     ("write_outside", "forbidden: write to /tmp/envforge-sandbox-escape.txt"),
     ("swallow", "forbidden: os.system"),  # `except Exception` in env code cannot hide a violation
 ])
 def test_hostile_calls_end_in_their_event_and_the_pool_keeps_serving(pool, tool, event):
     result = pool.run(job(tool))
     assert result.event is not None and result.event.startswith(event), result
+    after = pool.run(job("fine", n=2))
+    assert after.event is None and after.calls[0].observation == {"counter": 2}
+
+
+def test_connect_is_refused_and_no_connection_happens(pool):
+    # The socket module is pruned from the worker: the import is refused (a crash with ImportError),
+    # or, if some path reached socket code, the audit hook stops the worker.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        listener.settimeout(0.2)
+        port = listener.getsockname()[1]
+        result = pool.run(Job(str(HOSTILE), "class", [{"name": "connect", "arguments": {"port": port}}],
+                              entry="Hostile", state={}))
+        if result.event is not None:
+            assert result.event.startswith("forbidden: socket"), result
+        else:
+            error = result.calls[0].observation["error"]
+            assert result.calls[0].event == "crash" and error.startswith(("ImportError", "PermissionError")), result
+        with pytest.raises(TimeoutError):
+            listener.accept()
     after = pool.run(job("fine", n=2))
     assert after.event is None and after.calls[0].observation == {"counter": 2}
 
