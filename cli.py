@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from catalog.delta import DeltaOp
 from catalog.jsonable import canonical_json
 from catalog.runtime import EnvLoadError, StateError
-from catalog.store import ENV_VAR, Catalog, CatalogError
+from catalog.store import ENV_VAR, Catalog, CatalogError, EnvExists
 from catalog.tasks import CheckError
 from verifier.isolation import IsolationUnavailable, set_default_isolation
 
@@ -22,12 +23,55 @@ class UserError(Exception):
     """An error caused by input; printed without a traceback, exit status 1."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are bad input like any other: one line and exit status 1 (argparse prints usage, exits 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{message} (see: {self.prog} --help)")
+
+
+def _count(low: int) -> Callable[[str], int]:
+    """Parse a whole number >= `low` (0 examples or workers, a negative limit: nothing sensible to do)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    return parse
+
+
+def _number(low: float, high: float = math.inf, *, inclusive: bool) -> Callable[[str], float]:
+    """Parse a number in [low, high] (`inclusive`) or in (low, high); NaN is never inside."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not (low <= value <= high if inclusive else low < value < high):
+            bounds = (f"from {low:g} to {high:g}" if inclusive else
+                      f"more than {low:g}" if high == math.inf else f"between {low:g} and {high:g}, exclusive")
+            raise argparse.ArgumentTypeError(f"must be {bounds}, got {text}")
+        return value
+    return parse
+
+
+_POSITIVE = _count(1)
+_SECONDS = _number(0, inclusive=False)
+_SHARE = _number(0, 1, inclusive=True)
+
+
 def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True))
 
 
-def _catalog(args: argparse.Namespace) -> Catalog:
-    return Catalog(args.catalog)
+def _catalog(args: argparse.Namespace, *, write: bool = False) -> Catalog:
+    """The catalog of --catalog / $ENVFORGE_CATALOG; a file there (or, for writers, a read-only folder) is bad input."""
+    catalog = Catalog(args.catalog)
+    catalog.check_root(write=write)
+    return catalog
 
 
 def cmd_catalog_list(args: argparse.Namespace) -> int:
@@ -154,6 +198,7 @@ def _print_spec(spec: dict[str, Any], env_id: str) -> None:
 
 def cmd_constraints(args: argparse.Namespace) -> int:
     from constraints.completeness import completeness, spec_of
+    from constraints.extract import ExtractionError
 
     catalog = _catalog(args)
     if args.completeness:
@@ -170,7 +215,10 @@ def cmd_constraints(args: argparse.Namespace) -> int:
                 # The shipped reference envs are trusted and run in-process (faster); others in the sandbox.
                 executor = None if handle.reference else SandboxExecutor(handle, pool)
                 print(f"measuring {env_id}{'' if handle.reference else ' (sandboxed)'} ...", file=sys.stderr)
-                reports.append(completeness(handle, seed=args.seed, executor=executor))
+                try:
+                    reports.append(completeness(handle, seed=args.seed, executor=executor))
+                except ExtractionError as exc:
+                    raise UserError(f"env {env_id}: {exc}") from exc
         keys = ["steps", "exact", "abstained", "wrong", "guards_total", "guards_triggered", "failures",
                 "failures_explained", "crashes"]
         if len(reports) == 1:
@@ -193,7 +241,10 @@ def cmd_constraints(args: argparse.Namespace) -> int:
         return 0 if all(r["wrong"] == 0 for r in reports) else 4
     if not args.env_id:
         raise UserError("name an env (python cli.py constraints library) or pass --completeness")
-    spec = spec_of(catalog.get(args.env_id))
+    try:
+        spec = spec_of(catalog.get(args.env_id))
+    except ExtractionError as exc:
+        raise UserError(f"env {args.env_id}: {exc}") from exc
     if args.json:
         _print_json({"env": args.env_id, "kind": spec["kind"], "entry": spec["entry"], "tables": spec["tables"],
                      "tools": spec["tools"]})
@@ -206,7 +257,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from catalog.importer import import_class_env
     from verifier.loadcheck import sandbox_load_check
 
-    report = import_class_env(Path(args.path), _catalog(args), class_name=args.class_name,
+    report = import_class_env(Path(args.path), _catalog(args, write=True), class_name=args.class_name,
                               configs=[Path(c) for c in args.config or []], env_id=args.id, replace=args.replace,
                               check=None if args.trusted else sandbox_load_check)
     handle = report.handle
@@ -229,15 +280,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from verifier.gate import verify_env
+    from verifier.gate import broken_env_report, verify_env
     from verifier.sandbox import SandboxPool
 
     catalog = _catalog(args)
     if args.mutants is not None:
         from verifier.mutation import mutation_test
 
-        if args.mutants < 1:
-            raise UserError("--mutants needs a positive count, e.g. --mutants 200")
         ids = [args.env or args.env_id] if (args.env or args.env_id) else [s.id for s in catalog.list()[0] if s.reference]
         handles = [catalog.get(env_id) for env_id in ids]
         print(f"mutation testing the gate on {', '.join(ids)} ...", file=sys.stderr)
@@ -265,8 +314,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"Wrote {handle.path / 'plan.json'}: {len(plan.rules)} rules, {len(plan.tools)} tools. It records the "
               "code's current guards and effects as the intent: review it, since later code is checked against it.")
         return 0
-    ids = [s.id for s in catalog.list()[0]] if args.all else [args.env_id]
-    reports = []
+    if args.no_reference:
+        catalog.include_reference = False
+    summaries, broken = catalog.list() if args.all else ([], [])
+    ids = [s.id for s in summaries] if args.all else [args.env_id]
+    reports = [broken_env_report(problem.path.name, problem.reason, args.gate) for problem in broken]
+    for report in reports:
+        print(f"broken env folder {report['env']}: {report['checks'][0]['detail']}", file=sys.stderr)
     with SandboxPool(args.workers, timeout=args.timeout) as pool:
         for env_id in ids:
             print(f"verifying {env_id} ...", file=sys.stderr)
@@ -294,15 +348,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_synthesize(args: argparse.Namespace) -> int:
     from synth.run import RunConfig, RunError, synthesize
 
-    if args.n is not None and args.n < 1:
-        raise UserError("--n must be at least 1")
     if args.resume is None and args.n is None:
         raise UserError("give --n N (how many envs to register), or --resume RUN_ID")
     if args.backend == "llm" and not args.model and args.resume is None:
         raise UserError("--backend llm needs --model NAME; `python cli.py models` lists them")
     if args.model and args.backend == "procedural":
         args.backend = "llm"
-    root = str(Path(args.catalog or _catalog(args).root))
+    root = str(_catalog(args, write=True).root)
     config = RunConfig(n=args.n or 0, backend=args.backend, model=args.model, mode=args.mode, seed=args.seed,
                        workers=args.workers, catalog=root, judge_model=args.judge_model)
     if args.model or args.judge_model:
@@ -319,16 +371,24 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     except RunError as exc:
         raise UserError(str(exc)) from exc
     except KeyboardInterrupt as exc:
-        run_id = exc.args[0] if exc.args else "RUN_ID"
-        print(f"\ninterrupted; finished envs are kept. Continue with: python cli.py synthesize --resume {run_id}"
+        if not exc.args:  # before the driver started (e.g. waiting for the catalog lock): no slot ran
+            print("\ninterrupted before any env was registered", file=sys.stderr)
+            return 130
+        print(f"\ninterrupted; finished envs are kept. Continue with: python cli.py synthesize --resume {exc.args[0]}"
               + (f" --catalog {root}" if args.catalog else ""), file=sys.stderr)
         return 130
+    skipped = [s["env_id"] for s in report["skipped_existing"]]
+    if skipped:
+        print(f"kept {len(skipped)} env(s) the catalog already had, not replaced (not written by this run, or "
+              f"edited by hand): {', '.join(skipped[:10])}" + (f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""),
+              file=sys.stderr)
     if args.json:
         _print_json(report)
     else:
         where = Path(args.report) if args.report else Path(root) / ".runs" / report["run_id"]
         print(f"run {report['run_id']}: {report['registered']}/{report['requested']} registered "
-              f"({report['proposed']} proposed, {report['deduplicated']} duplicates, {report['rejected']} rejected, "
+              f"({report['proposed']} proposed, {report['deduplicated']} duplicates, {report['existing']} existing ids "
+              f"skipped, {report['rejected']} rejected, "
               f"{report['failed']} failed; yield {report['yield']:.1%}) in {report['wall_s']} s; "
               f"tokens {report['tokens_in']} in / {report['tokens_out']} out, {report['cost_usd']:.4f} USD")
         print(f"report: {where / 'report.md'} (+ report.json, {', '.join(report['plots'])})")
@@ -361,8 +421,6 @@ def cmd_models(args: argparse.Namespace) -> int:
 def cmd_catalog_search(args: argparse.Namespace) -> int:
     from catalog.search import search_catalog
 
-    if args.k < 1:
-        raise UserError("--k must be at least 1")
     hits = search_catalog(_catalog(args), args.query, args.k)
     if args.json:
         _print_json(hits)
@@ -406,7 +464,7 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
                         f"(or give --bench FILE)")
     items = _load_bench(bench)
     digest = hashlib.sha256(bench.read_bytes()).hexdigest()[:8]
-    out = Path(args.out) if args.out else Path(_catalog(args).root) / ".audits" / (
+    out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".audits" / (
         f"{args.model}-{'spec' if args.model == 'spec' else args.mode}-{bench.stem}-{digest}")
     bar = sys.stderr.isatty() and not args.json
 
@@ -460,7 +518,7 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
 
     fmt = args.format
     default_name = "samples.jsonl" if fmt == "jsonl" else "samples.json"
-    out = Path(args.out) if args.out else Path(_catalog(args).root) / ".bench" / default_name
+    out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".bench" / default_name
     report: dict[str, Any] = {}
     if args.from_audit:
         if not args.failures:
@@ -471,7 +529,7 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
             raise UserError(f"{args.from_audit}: no audit results there ({exc})") from exc
         report = {"from_audit": args.from_audit, "failures": len(items)}
     else:
-        if args.n is None or args.n < 1:
+        if args.n is None:
             raise UserError("give --n N (how many samples), or --from-audit DIR --failures")
         try:
             composition = Composition.parse(args.composition, args.n)
@@ -530,14 +588,14 @@ def cmd_bench_import(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--catalog", metavar="DIR", default=argparse.SUPPRESS,
                         help=f"catalog folder (default: ${ENV_VAR}, else ./envforge-catalog); "
                              "the reference envs are always included")
     common.add_argument("--unsafe-no-isolation", action="store_true", default=argparse.SUPPRESS,
                         help="run env code without the OS sandbox (bubblewrap namespaces) where the host cannot "
                              "create one; only for code you trust")
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python cli.py", parents=[common],
         description="envforge: synthesize executable tool-use environments and verify LLM simulation of them.",
     )
@@ -568,7 +626,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=cmd_catalog_run)
     search = actions.add_parser("search", parents=[common], help="nearest environments to a description (faiss)")
     search.add_argument("query", metavar="QUERY", help='what you are looking for, e.g. "hotel room bookings"')
-    search.add_argument("--k", type=int, default=5, help="how many results (default: 5)")
+    search.add_argument("--k", type=_POSITIVE, default=5, help="how many results (default: 5)")
     search.add_argument("--json", action="store_true", help="print JSON")
     search.set_defaults(handler=cmd_catalog_search)
 
@@ -593,15 +651,17 @@ def build_parser() -> argparse.ArgumentParser:
                     "constraints, reachable guards, tasks unsolved initially and solved by their solution. Each "
                     "failing property comes with a shrunk counterexample. Exit status 5 if an env fails the gate.")
     verify.add_argument("env_id", metavar="ENV_ID", nargs="?", help="environment id, e.g. bank")
-    verify.add_argument("--all", action="store_true", help="verify every env in the catalog")
+    verify.add_argument("--all", action="store_true", help="verify every env in the catalog; folders that do not "
+                        "read as an env count as failed")
+    verify.add_argument("--no-reference", action="store_true", help="with --all: leave out the shipped reference envs")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
-    verify.add_argument("--examples", type=int, default=120, help="hypothesis examples per property (default: 120)")
+    verify.add_argument("--examples", type=_POSITIVE, default=120, help="hypothesis examples per property (default: 120)")
     verify.add_argument("--seed", type=int, default=0, help="seed of the guard search (default: 0)")
-    verify.add_argument("--gate", type=float, default=0.85, help="score needed to pass (default: 0.85)")
-    verify.add_argument("--workers", type=int, default=2, help="sandbox worker processes (default: 2)")
-    verify.add_argument("--timeout", type=float, default=5.0, help="seconds per call before a worker is killed "
+    verify.add_argument("--gate", type=_SHARE, default=0.85, help="score needed to pass (default: 0.85)")
+    verify.add_argument("--workers", type=_POSITIVE, default=2, help="sandbox worker processes (default: 2)")
+    verify.add_argument("--timeout", type=_SECONDS, default=5.0, help="seconds per call before a worker is killed "
                         "(default: 5)")
-    verify.add_argument("--mutants", type=int, metavar="N",
+    verify.add_argument("--mutants", type=_POSITIVE, metavar="N",
                         help="mutation testing: plant N single bugs in the reference envs (or --env) and report the "
                              "share the gate rejects, survivors and false alarms")
     verify.add_argument("--env", metavar="ENV_ID", help="with --mutants: mutate only this env")
@@ -633,7 +693,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "-> initial states -> execute -> tasks -> quality gate -> register) until N are registered. "
                     "Runs are checkpointed in SQLite: Ctrl-C (or a crash) leaves a run that --resume continues. "
                     "Exit status 1 if fewer than N could be registered.")
-    synth.add_argument("--n", type=int, help="how many envs to register")
+    synth.add_argument("--n", type=_POSITIVE, help="how many envs to register")
     synth.add_argument("--backend", choices=("procedural", "llm"), default="procedural",
                        help="procedural (no model, the default) or llm (needs --model)")
     synth.add_argument("--model", metavar="NAME", help="registry model for the llm backend, e.g. smollm2-135m")
@@ -643,7 +703,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also let this model judge rule conformance in the gate (predicts probed calls' outcomes "
                             "from the rules, without the code; disagreements count against the env)")
     synth.add_argument("--seed", type=int, default=0, help="seed of every choice (default: 0)")
-    synth.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
+    synth.add_argument("--workers", type=_POSITIVE, default=2, help="worker processes (default: 2)")
     synth.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run")
     synth.add_argument("--report", metavar="DIR", help="where to write report.json/.md and plots (default: the run "
                                                        "folder under <catalog>/.runs)")
@@ -654,7 +714,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                                  "answers")
     models.add_argument("--json", action="store_true", help="print JSON")
     models.add_argument("--no-probe", action="store_true", help="do not contact the endpoints")
-    models.add_argument("--timeout", type=float, default=2.0, help="seconds per probe (default: 2)")
+    models.add_argument("--timeout", type=_SECONDS, default=2.0, help="seconds per probe (default: 2)")
     models.set_defaults(handler=cmd_models)
 
     audit = commands.add_parser(
@@ -673,8 +733,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="constrained mode: re-ask once listing the violations (default) or project onto the spec")
     audit.add_argument("--bench", metavar="FILE", help="samples: envforge JSONL or EnvSimBench JSON (default: the "
                                                       "catalog's exported samples, <catalog>/.bench/samples.jsonl)")
-    audit.add_argument("--limit", type=int, metavar="N", help="audit only N samples (spread over the strata)")
-    audit.add_argument("--workers", type=int, default=2, help="concurrent requests (default: 2)")
+    audit.add_argument("--limit", type=_POSITIVE, metavar="N", help="audit only N samples (spread over the strata)")
+    audit.add_argument("--workers", type=_POSITIVE, default=2, help="concurrent requests (default: 2)")
     audit.add_argument("--out", metavar="DIR", help="results and report folder (default: under <catalog>/.audits)")
     audit.add_argument("--seed", type=int, default=0, help="request seed (default: 0)")
     audit.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -689,7 +749,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "count, |Δ| 1..12), execute them in the sandbox, re-execute each chosen sample twice (kept only "
                     "if identical), and fill the composition's quotas spread over as many envs as possible. "
                     "Exit status 1 if a quota could not be met.")
-    export.add_argument("--n", type=int, help="how many samples (quotas scale; envsimbench is exact at 400)")
+    export.add_argument("--n", type=_POSITIVE, help="how many samples (quotas scale; envsimbench is exact at 400)")
     export.add_argument("--composition", default="envsimbench", metavar="envsimbench|uniform|FILE",
                         help="stratum quotas: envsimbench (default), uniform, or a JSON file {bucket: count}")
     export.add_argument("--format", choices=("jsonl", "envsimbench"), default="jsonl",
@@ -698,12 +758,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", metavar="FILE", help="output file (default: <catalog>/.bench/samples.jsonl, which "
                                                      "audit-sim reads by default)")
     export.add_argument("--split-by", choices=("env",), help="write FILE.train / FILE.test with disjoint envs")
-    export.add_argument("--test-fraction", type=float, default=0.3, help="with --split-by env (default: 0.3)")
+    export.add_argument("--test-fraction", type=_SHARE, default=0.3, help="with --split-by env (default: 0.3)")
     export.add_argument("--env", action="append", metavar="ENV_ID", help="only these envs (repeatable)")
     export.add_argument("--from-audit", metavar="DIR", help="with --failures: the samples an audit got wrong")
     export.add_argument("--failures", action="store_true", help="with --from-audit")
     export.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
-    export.add_argument("--workers", type=int, default=2, help="sandbox workers (default: 2)")
+    export.add_argument("--workers", type=_POSITIVE, default=2, help="sandbox workers (default: 2)")
     export.add_argument("--json", action="store_true", help="print the export report as JSON")
     export.set_defaults(handler=cmd_bench_export)
     importing = bench_actions.add_parser("import", parents=[common], help="read EnvSimBench JSON (or envforge "
@@ -716,21 +776,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _bad_input(message: str) -> int:
+    """Print bad input as one line on stderr (however the message was wrapped) and return exit status 1."""
+    print(f"envforge: {' '.join(message.split())}", file=sys.stderr)
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not hasattr(args, "catalog"):
-        args.catalog = None
-    if getattr(args, "unsafe_no_isolation", False):
-        set_default_isolation("none")
-        print("warning: --unsafe-no-isolation: env code runs without the OS sandbox", file=sys.stderr)
     try:
+        args = build_parser().parse_args(argv)
+        if not hasattr(args, "catalog"):
+            args.catalog = None
+        if getattr(args, "unsafe_no_isolation", False):
+            set_default_isolation("none")
+            print("warning: --unsafe-no-isolation: env code runs without the OS sandbox", file=sys.stderr)
         return int(args.handler(args))
+    except EnvExists as exc:  # only `import` writes without replacing: name its flag, not the Python keyword
+        return _bad_input(f"env {exc.env_id!r} already exists in {exc.root}: pass --replace to overwrite it, or "
+                          f"--id to import it under another id")
     except (UserError, CatalogError, StateError, EnvLoadError, CheckError, IsolationUnavailable) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return _bad_input(str(exc))
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a path the user gave cannot be read or written (permissions, a file for a folder)
+        return _bad_input(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
 
 
 if __name__ == "__main__":

@@ -14,12 +14,15 @@ reference environments shipped in the package are always listed, with no set-up 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
 import sqlite3
+import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +35,8 @@ from catalog.models import EnvManifest
 from catalog.runtime import ClassRuntime, SqlRuntime, load_module, runtime_for
 from catalog.tasks import Task
 
-__all__ = ["Catalog", "EnvHandle", "EnvProblem", "EnvSummary", "CatalogError", "UntrustedCode", "REFERENCE_DIR", "default_root"]
+__all__ = ["Catalog", "EnvHandle", "EnvProblem", "EnvSummary", "CatalogError", "EnvExists", "UntrustedCode",
+           "REFERENCE_DIR", "default_root", "read_env"]
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
 ENV_VAR = "ENVFORGE_CATALOG"
@@ -40,6 +44,14 @@ ENV_VAR = "ENVFORGE_CATALOG"
 
 class CatalogError(LookupError):
     """A catalog operation cannot be done (unknown env, broken env, id clash)."""
+
+
+class EnvExists(CatalogError):
+    """The id is taken and the writer did not ask to replace; callers name their own way to ask."""
+
+    def __init__(self, env_id: str, root: Path) -> None:
+        super().__init__(f"Env {env_id!r} already exists in {root} (pass replace=True to overwrite)")
+        self.env_id, self.root = env_id, root
 
 
 def default_root() -> Path:
@@ -136,6 +148,10 @@ class EnvHandle:
         m = self.manifest
         return EnvSummary(m.id, m.name, m.kind, m.topic, len(m.tools), len(m.states), self.reference, str(self.path))
 
+    def edited(self) -> bool:
+        """True if the files no longer match the content hash written with them (edited by hand since)."""
+        return self.manifest.content_hash != content_hash(self.path)
+
 
 def read_env(path: Path, reference: bool = False) -> EnvHandle:
     """Read and validate one env folder's manifest; raises CatalogError saying what is wrong."""
@@ -163,6 +179,50 @@ class Catalog:
     def __init__(self, root: Path | str | None = None, *, include_reference: bool = True) -> None:
         self.root = Path(root) if root is not None else default_root()
         self.include_reference = include_reference
+
+    def check_root(self, *, write: bool = False) -> None:
+        """Raise CatalogError if the root is not a folder, or (`write`) cannot be created or written.
+
+        Writers call it first, so a bad `--catalog` is one clear error instead of a failure deep
+        inside mkdir or SQLite. Writability is tried, not read from the mode bits: chmod does not
+        stop root, and read-only mounts or immutable folders stop everyone.
+        """
+        if self.root.exists() and not self.root.is_dir():
+            raise CatalogError(f"the catalog {self.root} is a file, not a folder (--catalog DIR or ${ENV_VAR})")
+        if not write:
+            return
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=self.root):
+                pass
+        except OSError as exc:
+            raise CatalogError(f"the catalog {self.root} is not writable ({exc.strerror or exc})") from exc
+
+    @contextlib.contextmanager
+    def lock(self, holder: str) -> Iterator[None]:
+        """Hold the catalog's writer lock (`<root>/.lock`), waiting with a message if another writer has it.
+
+        Synthesis runs take it for their whole run, so a second run into the same catalog starts
+        after the first: its dedup index and its id checks then see every env the first registered.
+        """
+        self.check_root(write=True)
+        with open(self.root / ".lock", "a+", encoding="utf-8") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                other = handle.read().strip() or "another process"
+                sys.stderr.write(f"envforge: waiting for the catalog {self.root}: {other} is writing to it\n")
+                sys.stderr.flush()
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            handle.truncate(0)
+            handle.write(f"{holder} (pid {os.getpid()})\n")
+            handle.flush()
+            try:
+                yield
+            finally:
+                handle.truncate(0)
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     # --- reading ------------------------------------------------------------------------
     def _reference(self) -> tuple[list[EnvHandle], list[EnvProblem]]:
@@ -225,7 +285,7 @@ class Catalog:
             raise CatalogError(f"Env id {manifest.id!r} is taken by a reference env")
         target = self.root / manifest.id
         if target.exists() and not replace:
-            raise CatalogError(f"Env {manifest.id!r} already exists in {self.root} (pass replace=True to overwrite)")
+            raise EnvExists(manifest.id, self.root)
         self.root.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".tmp-{manifest.id}-", dir=self.root))
         try:
@@ -322,39 +382,59 @@ class CatalogIndex:
         with self._connect() as connection:
             connection.execute("DELETE FROM envs WHERE id = ?", (env_id,))
 
-    def refresh(self, root: Path) -> tuple[list[EnvSummary], list[EnvProblem]]:
-        """Bring the index in line with the folders (re-reading changed manifests only)."""
+    def _open(self) -> tuple[sqlite3.Connection, dict[str, Any]]:
+        """The index and its rows; a corrupt index is only a cache, so it is rebuilt from the manifests."""
         try:
             connection = self._connect()
-            rows = {r[0]: r for r in connection.execute("SELECT * FROM envs")}
+            return connection, {r[0]: r for r in connection.execute("SELECT * FROM envs")}
         except sqlite3.DatabaseError:
-            # A corrupt index is only a cache: rebuild it from the manifests.
             self.path.unlink(missing_ok=True)
-            connection = self._connect()
-            rows = {}
-        summaries: list[EnvSummary] = []
-        problems: list[EnvProblem] = []
-        seen: set[str] = set()
-        with connection:
-            for entry in sorted(os.scandir(root), key=lambda e: e.name):
-                if not entry.is_dir() or entry.name.startswith("."):
-                    continue
-                folder = Path(entry.path)
-                stamp = _stamp(folder)
-                row = rows.get(entry.name)
-                if row is not None and row[7] == stamp:
-                    summaries.append(EnvSummary(row[0], row[1], row[2], row[3], row[4], row[5], False, row[6]))
-                    seen.add(entry.name)
-                    continue
-                try:
-                    summary = read_env(folder).summary()
-                except CatalogError as exc:
-                    problems.append(EnvProblem(folder, str(exc)))
-                    continue
-                self._put(connection, summary, stamp)
-                summaries.append(summary)
-                seen.add(entry.name)
-            for stale in set(rows) - seen:
-                connection.execute("DELETE FROM envs WHERE id = ?", (stale,))
-        connection.close()
+            return self._connect(), {}
+
+    def refresh(self, root: Path) -> tuple[list[EnvSummary], list[EnvProblem]]:
+        """Bring the index in line with the folders (re-reading changed manifests only).
+
+        A catalog the index cannot be written in (a read-only folder) is listed from its
+        manifests, uncached: listing needs no write.
+        """
+        try:
+            connection, rows = self._open()
+        except (sqlite3.Error, OSError):
+            summaries, problems, _ = _scan(root, {})
+            return summaries, problems
+        summaries, problems, fresh = _scan(root, rows)
+        try:
+            with connection:
+                for summary, stamp in fresh:
+                    self._put(connection, summary, stamp)
+                for stale in set(rows) - {s.id for s in summaries}:
+                    connection.execute("DELETE FROM envs WHERE id = ?", (stale,))
+        except sqlite3.Error:
+            pass  # a read-only index: the listing is right, it is only not cached
+        finally:
+            connection.close()
         return summaries, problems
+
+
+def _scan(root: Path, rows: dict[str, Any]) -> tuple[list[EnvSummary], list[EnvProblem], list[tuple[EnvSummary, str]]]:
+    """Every env folder's summary (from `rows` when its stamp is unchanged), the broken folders, and what to cache."""
+    summaries: list[EnvSummary] = []
+    problems: list[EnvProblem] = []
+    fresh: list[tuple[EnvSummary, str]] = []
+    for entry in sorted(os.scandir(root), key=lambda e: e.name):
+        if not entry.is_dir() or entry.name.startswith("."):
+            continue
+        folder = Path(entry.path)
+        stamp = _stamp(folder)
+        row = rows.get(entry.name)
+        if row is not None and row[7] == stamp:
+            summaries.append(EnvSummary(row[0], row[1], row[2], row[3], row[4], row[5], False, row[6]))
+            continue
+        try:
+            summary = read_env(folder).summary()
+        except CatalogError as exc:
+            problems.append(EnvProblem(folder, str(exc)))
+            continue
+        fresh.append((summary, stamp))
+        summaries.append(summary)
+    return summaries, problems, fresh

@@ -9,6 +9,7 @@ program of every tool and helper (constraints.ir), which the spec-only simulator
 
 from __future__ import annotations
 
+import ast
 import copy
 import hashlib
 import json
@@ -54,12 +55,21 @@ def extract_spec(source: str, kind: str, entry: str | None = None, *, failure_ex
     return copy.deepcopy(_MEMO[key])
 
 
+def _syntax_error(source: str, exc: cst.ParserSyntaxError) -> str:
+    """Python's own one-line account of a syntax error (libcst's spans lines, with a caret); parsing runs nothing."""
+    try:
+        ast.parse(source)
+    except SyntaxError as error:
+        return f"line {error.lineno}: {error.msg}"
+    return f"line {exc.raw_line}: {exc.message}"
+
+
 def _extract(source: str, kind: str, entry: str | None = None, *, failure_exceptions: list[str] | None = None,
              declared_kinds: dict[str, str] | None = None) -> dict[str, Any]:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        raise ExtractionError(f"env source does not parse: {exc}") from exc
+        raise ExtractionError(f"env source does not parse: {_syntax_error(source, exc)}") from exc
     wrapper = MetadataWrapper(module)
     translator = Translator(wrapper.module, wrapper)
     parts = module_parts(translator, wrapper.module)

@@ -24,7 +24,7 @@ from langgraph.graph import END, START, StateGraph
 
 from catalog.models import Action, Provenance, Quality
 from catalog.plan import Plan
-from catalog.store import Catalog
+from catalog.store import Catalog, CatalogError, read_env
 from catalog.tasks import Task
 from catalog.vectors import DedupFilter
 from constraints.extract import ExtractionError, extract_spec
@@ -39,11 +39,12 @@ from verifier.intent import static_mismatches
 from verifier.properties import CheckResult
 from verifier.sandbox import Job, SandboxPool
 
-__all__ = ["SlotState", "Context", "build_graph", "STAGES", "MAX_CODE_ATTEMPTS"]
+__all__ = ["SlotState", "Context", "build_graph", "STAGES", "MAX_CODE_ATTEMPTS", "FINAL", "SKIPPED"]
 
 STAGES = ("mine", "dedup", "plan", "schema", "code", "static_check", "states", "execute", "tasks", "gate", "register")
 MAX_CODE_ATTEMPTS = 5
-FINAL = ("registered", "rejected", "deduplicated", "failed")
+FINAL = ("registered", "rejected", "deduplicated", "existing", "failed")
+SKIPPED = ("deduplicated", "existing")  # ended at the dedup step: a taken topic, or an id the catalog has already
 
 
 class SlotState(TypedDict, total=False):
@@ -52,7 +53,7 @@ class SlotState(TypedDict, total=False):
     run_id: str
     slot: int
     seed: int
-    status: str  # running | deduplicated | rejected | registered | failed
+    status: str  # running | deduplicated | existing | rejected | registered | failed
     reason: str
     topic: dict[str, Any]
     env_id: str
@@ -133,6 +134,10 @@ def build_graph(ctx: Context, checkpointer: Any = None) -> Any:
     def dedup(state: SlotState) -> dict[str, Any]:
         started = time.monotonic()
         topic = state["topic"]
+        taken = _taken(ctx.catalog, state)
+        if taken:
+            return {"status": "existing", "reason": taken,
+                    "stages": _record(state, "dedup", ok=False, seconds=time.monotonic() - started, detail=taken)}
         if ctx.dedup is None:
             accepted, nearest, similarity = True, None, 0.0
         else:
@@ -238,13 +243,16 @@ def build_graph(ctx: Context, checkpointer: Any = None) -> Any:
 
     def register(state: SlotState) -> dict[str, Any]:
         started = time.monotonic()
-        _write(ctx.catalog, state, final=True)
+        taken = _taken(ctx.catalog, state)  # the id may have been taken since dedup (the plan can rename it)
+        if not taken:
+            _write(ctx.catalog, state, final=True)
         shutil.rmtree(ctx.run_dir / "staging" / state["env_id"], ignore_errors=True)
-        return {"status": "registered",
-                "stages": _record(state, "register", ok=True, seconds=time.monotonic() - started)}
+        return {"status": "existing" if taken else "registered", "reason": taken or "",
+                "stages": _record(state, "register", ok=not taken, seconds=time.monotonic() - started,
+                                  detail=taken or "")}
 
     def after_dedup(state: SlotState) -> str:
-        return END if state.get("status") == "deduplicated" else "plan"
+        return END if state.get("status") in SKIPPED else "plan"
 
     def after_plan(state: SlotState) -> str:
         return END if state.get("status") == "rejected" else "schema"
@@ -286,6 +294,34 @@ def build_graph(ctx: Context, checkpointer: Any = None) -> Any:
 
 # --- helpers --------------------------------------------------------------------------------------
 
+def _source(state: SlotState) -> str:
+    """Who wrote an env, as its manifest's provenance says: the run and the slot."""
+    return f"run {state['run_id']} slot {state['slot']}"
+
+
+def _taken(catalog: Catalog, state: SlotState) -> str:
+    """Why this slot may not write its env id into the catalog ("" if it may).
+
+    Only the slot that wrote an env may rewrite it, and only unedited: a resumed run redoes a
+    register step a crash interrupted. Anything else under that id (another run's env, an
+    import, a hand-edited or unreadable folder) is kept, and the slot counts as "existing".
+    """
+    env_id = state["env_id"]
+    folder = catalog.root / env_id
+    if not folder.exists():
+        return ""
+    try:
+        handle = read_env(folder)
+    except CatalogError as exc:
+        return f"{env_id} exists in the catalog as a folder that does not read ({exc}); kept, not replaced"
+    if handle.edited():
+        return f"{env_id} exists in the catalog, edited by hand since it was written; kept, not replaced"
+    if handle.manifest.provenance.source != _source(state):
+        writer = handle.manifest.provenance.source or handle.manifest.provenance.backend
+        return f"{env_id} exists in the catalog (written by {writer}); kept, not replaced"
+    return ""
+
+
 def _static_problems(ctx: Context, state: SlotState, source: str) -> list[str]:
     """Parse, import allowlist, constraint extraction, declared vs inferred kinds, code vs plan."""
     try:
@@ -324,7 +360,7 @@ def _env_parts(state: SlotState, quality: Quality | None) -> tuple[Any, dict[str
     provenance = Provenance(backend=f"synth:{state['topic'].get('backend', 'procedural')}",
                             model=state["topic"].get("model"), input_tokens=usage["input_tokens"],
                             output_tokens=usage["output_tokens"], cost_usd=round(usage["cost_usd"], 8),
-                            source=f"run {state['run_id']} slot {state['slot']}")
+                            source=_source(state))
     manifest = manifest_of(bp, source, spec, provenance=provenance, quality=quality)
     plan_text = json.dumps(state["plan"], indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     return manifest, {"plan.json": plan_text}

@@ -1,9 +1,10 @@
 """The yield/cost report of a synthesis run: JSON, Markdown and PNG plots.
 
 Per stage: attempts, first-attempt pass rate, final pass rate, tokens, cost and wall time
-(summed over slots). Per run: proposed, deduplicated, rejected (with the failing checks),
-registered, yield = registered / proposed, per-env quality, and the distributions of tools and
-tables per env and |Δ| per write tool.
+(summed over slots). Per run: proposed, deduplicated, existing (ids the catalog already had,
+kept and skipped), rejected (with the failing checks), registered, yield = registered / (proposed
+- existing), per-env quality, and the distributions of tools and tables per env and |Δ| per
+write tool.
 """
 
 from __future__ import annotations
@@ -49,12 +50,14 @@ def build_report(run_id: str, config: dict[str, Any], summaries: list[dict[str, 
     failing = Counter(c for s in summaries if s["status"] == "rejected" for c in s.get("failing_checks", []))
     deltas = [n for s in registered for n in (s.get("delta_sizes") or {}).values()]
     proposed = len(summaries)
+    new = proposed - by_status.get("existing", 0)  # an id the catalog already had is no verdict on the generator
     return {
         "run_id": run_id, "backend": config.get("backend"), "model": config.get("model"), "mode": config.get("mode"),
         "seed": config.get("seed"), "requested": config.get("n"), "proposed": proposed,
-        "deduplicated": by_status.get("deduplicated", 0), "rejected": by_status.get("rejected", 0),
+        "deduplicated": by_status.get("deduplicated", 0), "existing": by_status.get("existing", 0),
+        "rejected": by_status.get("rejected", 0),
         "failed": by_status.get("failed", 0), "registered": len(registered),
-        "yield": round(len(registered) / proposed, 4) if proposed else 0.0,
+        "yield": round(len(registered) / new, 4) if new else 0.0,
         "tokens_in": sum(t["tokens_in"] for t in stages.values()),
         "tokens_out": sum(t["tokens_out"] for t in stages.values()),
         "cost_usd": round(sum(t["cost_usd"] for t in stages.values()), 6),
@@ -63,6 +66,8 @@ def build_report(run_id: str, config: dict[str, Any], summaries: list[dict[str, 
         "wall_s": round(wall_s, 1),
         "stages": stages,
         "rejections": rejected, "rejection_checks": dict(failing.most_common()),
+        "skipped_existing": [{"slot": s["slot"], "env_id": s.get("env_id"), "reason": s.get("reason")}
+                             for s in summaries if s["status"] == "existing"],
         "envs": [{"env_id": s["env_id"], "domain": s.get("domain"), "topic": s.get("topic"), "quality": s.get("quality"),
                   "tools": s.get("tools"), "tables": s.get("tables"), "failing_checks": s.get("failing_checks", [])}
                  for s in registered],
@@ -110,9 +115,10 @@ def _markdown(report: dict[str, Any]) -> str:
     lines = [f"# Synthesis run {report['run_id']}", "",
              f"Backend **{report['backend']}**" + (f", model **{report['model']}** ({report['mode']} mode)"
                                                    if report.get("model") else "") + f", seed {report['seed']}.", "",
-             "| requested | proposed | deduplicated | rejected | failed | registered | yield | tokens in | tokens out | cost (USD) | wall (s) |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-             f"| {report['requested']} | {report['proposed']} | {report['deduplicated']} | {report['rejected']} | "
+             "| requested | proposed | deduplicated | existing | rejected | failed | registered | yield | tokens in | tokens out | cost (USD) | wall (s) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+             f"| {report['requested']} | {report['proposed']} | {report['deduplicated']} | {report['existing']} | "
+             f"{report['rejected']} | "
              f"{report['failed']} | {report['registered']} | {report['yield']:.1%} | {report['tokens_in']} | "
              f"{report['tokens_out']} | {report['cost_usd']:.4f} | {report['wall_s']} |", "",
              "## Stages", "",
@@ -132,6 +138,9 @@ def _markdown(report: dict[str, Any]) -> str:
     if report["rejections"]:
         lines += ["", "| slot | env | reason |", "|---:|---|---|"]
         lines += [f"| {r['slot']} | {r['env_id']} | {str(r['reason'])[:160]} |" for r in report["rejections"][:40]]
+    if report["skipped_existing"]:
+        lines += ["", "## Ids the catalog already had (kept, not replaced)", "", "| slot | env | reason |", "|---:|---|---|"]
+        lines += [f"| {r['slot']} | {r['env_id']} | {r['reason']} |" for r in report["skipped_existing"]]
     if report.get("mining"):
         m = report["mining"]
         lines += ["", "## Topic mining by the model", "",

@@ -11,6 +11,11 @@ continue from their last checkpoint (the register step rewrites the same env id,
 between writing and checkpointing cannot duplicate an env), and new slots are proposed until
 exactly N are registered. At most N - registered slots are in flight, so a run never registers
 more than asked.
+
+A run never replaces an env it did not write: an id the catalog already has (another run's,
+the same seed run again, an import, a hand-edited env) ends its slot as "existing" and the run
+proposes another. A run holds the catalog's writer lock (`<catalog>/.lock`) throughout, so a
+second run into the same catalog waits, then sees every env the first registered.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from typing import Any
 
 from catalog.store import Catalog
 from catalog.vectors import DedupFilter
-from synth.pipeline import FINAL, Context, build_graph
+from synth.pipeline import FINAL, SKIPPED, Context, build_graph
 
 __all__ = ["RunConfig", "synthesize", "RunError", "runs_dir"]
 
@@ -182,6 +187,7 @@ class _Progress:
         elapsed = time.monotonic() - self.started
         sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} registered, "
                          f"{counts.get('rejected', 0)} rejected, {counts.get('deduplicated', 0)} duplicates, "
+                         f"{counts.get('existing', 0)} existing, "
                          f"{in_flight} in flight, {elapsed:.0f}s ")
         sys.stderr.flush()
 
@@ -246,16 +252,16 @@ def _dedup_filter(catalog: Catalog, slots: dict[int, dict[str, Any]], run_id: st
     """Topics already taken: every catalog env's (other runs and reference), and this run's accepted ones."""
     dedup = DedupFilter(threshold=0.85)
     summaries, _ = catalog.list()
-    ours = {s["env_id"] for s in slots.values()}
+    accepted = [s for s in slots.values() if s["status"] not in SKIPPED and s["topic"]]
+    ours = {s["env_id"] for s in accepted}
     ids, texts = [], []
     for summary in summaries:
         if summary.id not in ours:
             ids.append(summary.id)
             texts.append(summary.topic or summary.name)
-    for s in slots.values():
-        if s["status"] != "deduplicated" and s["topic"]:
-            ids.append(s["env_id"])
-            texts.append(s["topic"])
+    for s in accepted:
+        ids.append(s["env_id"])
+        texts.append(s["topic"])
     if ids:
         dedup.add(ids, texts)
     return dedup
@@ -267,6 +273,12 @@ def synthesize(config: RunConfig, *, resume: str | None = None, progress: bool |
 
     For the embedded model one server is started for the session and shared by all workers.
     """
+    with Catalog(config.catalog).lock(f"synthesize --resume {resume}" if resume else "synthesize"):
+        return _locked(config, resume, progress, report_dir)
+
+
+def _locked(config: RunConfig, resume: str | None, progress: bool | None, report_dir: Path | None) -> dict[str, Any]:
+    """The run under the catalog's writer lock: one run at a time registers into a catalog, so counts stay true."""
     started = time.monotonic()
     config, run_dir = _prepare(config, resume)
     from synth.llm import load_registry
@@ -344,7 +356,7 @@ def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | No
                              interrupt_after=["dedup"])
                 values = graph.get_state(_thread(config, slot)).values
                 _set_slot(db, slot, env_id=values.get("env_id"), topic=(values.get("topic") or {}).get("topic"))
-                if values.get("status") == "deduplicated":
+                if values.get("status") in SKIPPED:
                     finished(slot, _summary(values))
                 else:
                     _set_slot(db, slot, status="running")

@@ -129,6 +129,7 @@ def test_import_command(tmp_path):
     assert "shop" in [e["id"] for e in listed]
     again = run("import", str(fixture / "bookshop_env.py"), "--id", "shop", catalog=tmp_path)
     assert again.returncode == 1 and "already exists" in again.stderr
+    assert "--replace" in again.stderr and "replace=True" not in again.stderr  # the CLI flag, not the keyword
 
 
 def test_verify_command(tmp_path):

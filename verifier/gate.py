@@ -65,13 +65,23 @@ def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = 120, see
 
 
 def _report(handle: EnvHandle, checks: list[CheckResult], gate: float, started: float) -> dict[str, Any]:
+    plan = load_plan(handle.path) if (handle.path / "plan.json").is_file() else None
+    return _scored(handle.id, checks, gate, f"present ({plan.source})" if plan else "none: generic properties only",
+                   time.monotonic() - started)
+
+
+def broken_env_report(env_id: str, reason: str, gate: float = GATE) -> dict[str, Any]:
+    """The report of a folder the catalog cannot read: one failed critical check, so `verify --all` counts it."""
+    return _scored(env_id, [CheckResult("env_folder_reads", False, None, reason)], gate, "unknown: the folder does "
+                   "not read", 0.0)
+
+
+def _scored(env_id: str, checks: list[CheckResult], gate: float, plan: str, seconds: float) -> dict[str, Any]:
     passed = sum(c.ok for c in checks)
     score = round(passed / len(checks), 4)
     critical_failures = [c.name for c in checks if not c.ok and c.critical]
-    plan = load_plan(handle.path) if (handle.path / "plan.json").is_file() else None
     return {
-        "env": handle.id, "score": score, "passed": score >= gate and not critical_failures, "gate": gate,
-        "critical_failures": critical_failures, "checks": [c.to_dict() for c in checks],
-        "plan": f"present ({plan.source})" if plan else "none: generic properties only",
-        "seconds": round(time.monotonic() - started, 1),
+        "env": env_id, "score": score, "passed": score >= gate and not critical_failures, "gate": gate,
+        "critical_failures": critical_failures, "checks": [c.to_dict() for c in checks], "plan": plan,
+        "seconds": round(seconds, 1),
     }

@@ -109,3 +109,25 @@ def test_ctrl_c_exits_130_with_the_resume_command_and_resume_completes(tmp_path)
                            "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["registered"] == n == len(_user_envs(tmp_path))
+
+
+def test_a_slot_rewrites_only_the_env_it_wrote_and_never_a_hand_edit(tmp_path):
+    """The register step's guard: resume may redo its own write; other writers' and edited envs are kept."""
+    from catalog.models import Provenance
+    from synth.pipeline import _taken
+
+    store = Catalog("/nonexistent-envforge-catalog").get("store")
+    manifest = store.manifest.model_copy(update={"id": "shop", "provenance": Provenance(
+        backend="synth:procedural", source="run run-a slot 3")})
+    catalog = Catalog(tmp_path)
+    slot = {"env_id": "shop", "run_id": "run-a", "slot": 3}
+    assert _taken(catalog, slot) == ""  # nothing there yet
+    handle = catalog.write_env(manifest, store.source(), {name: store.state(name) for name in store.state_names()})
+    assert _taken(catalog, slot) == ""  # its own, unedited: a resumed register step rewrites it
+    assert "written by run run-a slot 3" in _taken(catalog, {**slot, "run_id": "run-b"})
+    assert "written by run run-a slot 3" in _taken(catalog, {**slot, "slot": 4})
+    with (handle.path / "env.py").open("a") as source:
+        source.write("# reviewed\n")
+    assert "edited by hand" in _taken(catalog, slot)
+    (handle.path / "env.json").write_text("{")
+    assert "does not read" in _taken(catalog, slot)

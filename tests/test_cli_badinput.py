@@ -1,0 +1,187 @@
+"""Bad input as a user meets it: one clear line on stderr, exit status 1, no traceback, nothing lost."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from catalog.store import REFERENCE_DIR, Catalog
+from catalog.vectors import DedupFilter
+from tests.test_cli import ROOT, run
+
+BOOKSHOP = ROOT / "tests" / "fixtures" / "external" / "bookshop" / "bookshop_env.py"
+
+
+def assert_one_line(out: subprocess.CompletedProcess, *needles: str) -> None:
+    assert out.returncode == 1, (out.returncode, out.stderr)
+    assert "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("envforge: "), out.stderr
+    for needle in needles:
+        assert needle in lines[0]
+
+
+def copy_reference(env_id: str, catalog: Path, new_id: str) -> Path:
+    """A user env made from a shipped one (its env.json id is the folder name)."""
+    folder = catalog / new_id
+    shutil.copytree(REFERENCE_DIR / env_id, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    manifest = json.loads((folder / "env.json").read_text(encoding="utf-8"))
+    (folder / "env.json").write_text(json.dumps({**manifest, "id": new_id}), encoding="utf-8")
+    return folder
+
+
+def user_envs(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+WRITERS = [["import", str(BOOKSHOP)], ["synthesize", "--n", "1"], ["bench", "export", "--n", "4"]]
+
+
+@pytest.mark.parametrize("args", [["catalog", "list"], *WRITERS], ids=["list", "import", "synthesize", "export"])
+def test_a_catalog_that_is_a_file(tmp_path, args):
+    path = tmp_path / "catalog.txt"
+    path.write_text("not a folder\n")
+    assert_one_line(run(*args, catalog=path), "is a file, not a folder")
+    assert path.read_text() == "not a folder\n"
+
+
+def test_a_catalog_from_the_environment_that_is_a_file(tmp_path):
+    path = tmp_path / "catalog.txt"
+    path.write_text("not a folder\n")
+    out = subprocess.run([sys.executable, str(ROOT / "cli.py"), "catalog", "list"], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120, env={**os.environ, "ENVFORGE_CATALOG": str(path)})
+    assert_one_line(out, str(path), "$ENVFORGE_CATALOG")
+
+
+@pytest.fixture
+def read_only_catalog(tmp_path):
+    """A catalog folder holding one env that nobody can write in, root included (chmod does not stop root)."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    copy_reference("store", folder, "shop")
+    undo = ["chmod", "755", str(folder)]
+    if os.geteuid() == 0:
+        made = subprocess.run(["chattr", "+i", str(folder)], capture_output=True)
+        undo = ["chattr", "-i", str(folder)]
+    else:
+        made = subprocess.run(["chmod", "555", str(folder)], capture_output=True)
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            writable = True
+    except OSError:
+        writable = False
+    try:
+        if made.returncode != 0 or writable:
+            pytest.skip(f"cannot make a folder read-only here ({made.stderr.decode().strip() or 'still writable'})")
+        yield folder
+    finally:
+        subprocess.run(undo, capture_output=True)
+
+
+def test_a_read_only_catalog_lists_but_refuses_writers(read_only_catalog):
+    """Listing needs no write (the SQLite index is only a cache), so it just works; writers stop at once."""
+    listed = run("catalog", "list", "--json", catalog=read_only_catalog)
+    assert listed.returncode == 0, listed.stderr
+    assert "shop" in [env["id"] for env in json.loads(listed.stdout)]
+    for args in WRITERS:
+        assert_one_line(run(*args, catalog=read_only_catalog), "is not writable")
+    assert sorted(p.name for p in read_only_catalog.iterdir()) == ["shop"]
+
+
+def test_constraints_on_an_env_that_does_not_parse(tmp_path):
+    folder = copy_reference("library", tmp_path, "lib-broken")
+    with (folder / "env.py").open("a") as source:
+        source.write("\ndef broken(:\n")
+    assert_one_line(run("constraints", "lib-broken", catalog=tmp_path), "lib-broken", "does not parse", "line ")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["verify", "store", "--examples", "0"], "--examples: must be at least 1, got 0"),
+    (["verify", "store", "--examples", "-5"], "--examples: must be at least 1, got -5"),
+    (["verify", "store", "--workers", "0"], "--workers: must be at least 1"),
+    (["verify", "store", "--timeout", "0"], "--timeout: must be more than 0"),
+    (["verify", "store", "--timeout", "nan"], "--timeout: must be more than 0"),
+    (["verify", "store", "--gate", "1.5"], "--gate: must be from 0 to 1"),
+    (["verify", "--mutants", "0"], "--mutants: must be at least 1"),
+    (["audit-sim", "--model", "spec", "--limit", "-1"], "--limit: must be at least 1, got -1"),
+    (["audit-sim", "--model", "spec", "--limit", "0"], "--limit: must be at least 1, got 0"),
+    (["synthesize", "--n", "-3"], "--n: must be at least 1"),
+    (["synthesize", "--n", "2", "--workers", "0"], "--workers: must be at least 1"),
+    (["bench", "export", "--n", "0"], "--n: must be at least 1"),
+    (["bench", "export", "--n", "4", "--test-fraction", "2"], "--test-fraction: must be from 0 to 1"),
+    (["catalog", "search", "books", "--k", "0"], "--k: must be at least 1"),
+    (["models", "--timeout", "-1"], "--timeout: must be more than 0"),
+    (["verify", "store", "--examples", "many"], "expected a whole number, got 'many'"),
+    (["no-such-command"], "invalid choice"),
+])
+def test_invalid_numbers_and_usage_are_one_line_exit_1(tmp_path, args, needle):
+    assert_one_line(run(*args, catalog=tmp_path), needle)
+
+
+def test_verify_all_reports_broken_folders_as_failed(tmp_path):
+    (tmp_path / "half-written").mkdir()
+    (copy_reference("store", tmp_path, "bad-json") / "env.json").write_text("{", encoding="utf-8")
+    (copy_reference("store", tmp_path, "no-code") / "env.py").unlink()
+    (copy_reference("library", tmp_path, "no-parse") / "env.py").write_text("def broken(:\n", encoding="utf-8")
+    out = run("verify", "--all", "--no-reference", "--examples", "5", "--json", catalog=tmp_path)
+    assert out.returncode == 5, out.stderr
+    reports = {r["env"]: r for r in json.loads(out.stdout)}
+    assert set(reports) == {"half-written", "bad-json", "no-code", "no-parse"}
+    assert not any(r["passed"] for r in reports.values())
+    details = {env: [c["detail"] for c in r["checks"] if not c["ok"]][0] for env, r in reports.items()}
+    assert "no env.json" in details["half-written"] and "env.json is invalid" in details["bad-json"]
+    assert "env.py is missing" in details["no-code"] and "does not parse" in details["no-parse"]
+    listed = run("catalog", "list", "--json", catalog=tmp_path)  # unchanged: warns of 3, lists no-parse (no code read)
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 5 and listed.stderr.count("warning") == 3
+
+
+def synthesize(catalog: Path, seed: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "synthesize", "--n", "1", "--workers", "1", "--seed",
+                             str(seed), "--catalog", str(catalog), "--json"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish(process: subprocess.Popen) -> tuple[dict, str]:
+    out, err = process.communicate(timeout=600)
+    assert process.returncode == 0, err
+    return json.loads(out), err
+
+
+@pytest.mark.slow
+def test_synthesize_never_replaces_what_it_did_not_write(tmp_path):
+    """Two runs at once with one seed into a catalog holding a hand-edited env under the seed's first id.
+
+    One test, since runs are slow: it covers the same seed again (the run that waits meets the
+    other's env), a hand-edited env, and the lock.
+    """
+    from synth.generators import ProceduralGenerator
+    from synth.mining import domain_order
+
+    edited_id = ProceduralGenerator(domain_order(4)).topic(0, 4)[0]["env_id"]  # what slot 0 of seed 4 proposes
+    folder = copy_reference("store", tmp_path, edited_id)
+    edited = (folder / "env.py").read_text() + "# a reviewer's note\n"
+    (folder / "env.py").write_text(edited)
+
+    (a, err_a), (b, err_b) = (finish(p) for p in [synthesize(tmp_path, seed=4), synthesize(tmp_path, seed=4)])
+    assert ["waiting for the catalog" in err for err in (err_a, err_b)].count(True) == 1  # the lock, said
+    assert a["registered"] == b["registered"] == 1
+    assert sorted([a["existing"], b["existing"]]) == [1, 2]  # the run that waited also met the other's env
+    for report, err in ((a, err_a), (b, err_b)):
+        reasons = {s["env_id"]: s["reason"] for s in report["skipped_existing"]}
+        assert "edited by hand" in reasons[edited_id] and "kept" in reasons[edited_id]
+        assert "the catalog already had, not replaced" in err and edited_id in err
+    assert (folder / "env.py").read_text() == edited
+
+    written = {e["env_id"]: report["run_id"] for report in (a, b) for e in report["envs"]}
+    assert len(written) == 2 and sorted([*written, edited_id]) == user_envs(tmp_path)  # each once, as reported
+    catalog = Catalog(tmp_path, include_reference=False)
+    for env_id, run_id in written.items():
+        assert catalog.get(env_id).manifest.provenance.source.startswith(f"run {run_id} ")
+    dedup = DedupFilter(threshold=0.85)
+    for summary in catalog.list()[0]:
+        assert dedup.accept(summary.id, summary.topic).accepted, summary.topic
