@@ -3,9 +3,10 @@
     python bench/sandbox.py [--calls 400] [--starts 5] [--json]
 
 On the library env:
-- worker start (start a worker, load the env, answer one call), with the OS sandbox
-  (bubblewrap + seccomp + hook) and without it (`--unsafe-no-isolation`: process + seccomp + hook),
-  interleaved, median of `--starts` each;
+- pool start (the sandbox and its fork server, then a worker: load the env, answer one call) and
+  worker start on a running pool (fork a worker for a new env version, load it, answer one call),
+  with the OS sandbox (bubblewrap + private mounts + seccomp + hook) and without it
+  (`--unsafe-no-isolation`), interleaved, median of `--starts` each;
 - one call per job (reset to a named state + one call: what property tests do), in-process and
   in a warm sandboxed worker;
 - one job of many calls (a sequence from one reset: what audits and exports do), both ways.
@@ -15,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,14 +29,24 @@ from catalog.store import Catalog  # noqa: E402
 from verifier.sandbox import Job, SandboxPool  # noqa: E402
 
 
-def start_cost(handle, action, isolation: str) -> float:  # type: ignore[no-untyped-def]
-    """Seconds from a new pool to the first answer (worker start + env load + one call)."""
+def pool_start(handle, action, isolation: str) -> float:  # type: ignore[no-untyped-def]
+    """Seconds from a new pool to the first answer (sandbox + fork server + worker + env load + one call)."""
     started = time.perf_counter()
     with SandboxPool(1, timeout=10.0, isolation=isolation) as pool:  # type: ignore[arg-type]
         result = pool.run(Job.for_env(handle, [action], state_name="default"))
         seconds = time.perf_counter() - started
     assert result.event is None, result.event
     return seconds
+
+
+def worker_start(pool: SandboxPool, copy: Path, handle, action) -> float:  # type: ignore[no-untyped-def]
+    """Seconds to the first answer of a new env version on a running pool (fork + env load + one call)."""
+    job = Job.for_env(handle, [action], state_name="default")
+    job.env_dir = str(copy)
+    started = time.perf_counter()
+    result = pool.run(job)
+    assert result.event is None, result.event
+    return time.perf_counter() - started
 
 
 def main() -> None:
@@ -46,10 +59,22 @@ def main() -> None:
     members = list(handle.state("default")["members"])
     actions = [{"name": "get_member", "arguments": {"member_id": members[i % len(members)]}} for i in range(args.calls)]
 
-    starts: dict[str, list[float]] = {"os": [], "none": []}
+    pool_starts: dict[str, list[float]] = {"os": [], "none": []}
+    worker_starts: dict[str, list[float]] = {"os": [], "none": []}
     for _ in range(args.starts):
         for isolation in ("os", "none"):
-            starts[isolation].append(start_cost(handle, actions[0], isolation))
+            pool_starts[isolation].append(pool_start(handle, actions[0], isolation))
+    with tempfile.TemporaryDirectory() as folder, SandboxPool(1, isolation="os") as isolated, \
+            SandboxPool(1, isolation="none") as plain:
+        copies = []
+        for index in range(2 * args.starts + 1):
+            copies.append(Path(folder) / f"library-{index}")
+            shutil.copytree(handle.path, copies[-1])
+        isolated.run(Job.for_env(handle, actions[:1], state_name="default"))  # start both fork servers
+        plain.run(Job.for_env(handle, actions[:1], state_name="default"))
+        for index in range(args.starts):
+            worker_starts["os"].append(worker_start(isolated, copies[2 * index], handle, actions[0]))
+            worker_starts["none"].append(worker_start(plain, copies[2 * index + 1], handle, actions[0]))
 
     runtime = handle.runtime()
     template = runtime.template(handle.state("default"))
@@ -76,7 +101,8 @@ def main() -> None:
         assert batch.event is None and len(batch.calls) == args.calls
 
     figures = {
-        "worker_start_ms": {k: round(1000 * statistics.median(v), 1) for k, v in starts.items()},
+        "pool_start_ms": {k: round(1000 * statistics.median(v), 1) for k, v in pool_starts.items()},
+        "worker_start_ms": {k: round(1000 * statistics.median(v), 1) for k, v in worker_starts.items()},
         "one_call_per_job": {"in_process_calls_s": round(inproc_jobs), "sandbox_calls_s": round(sandbox_jobs),
                              "slowdown": round(inproc_jobs / sandbox_jobs, 2)},
         "batched": {"calls": args.calls, "in_process_calls_s": round(inproc_batch),
@@ -85,9 +111,11 @@ def main() -> None:
     if args.json:
         print(json.dumps(figures, indent=1))
         return
-    start_ms = figures["worker_start_ms"]
-    print(f"worker start + env load + 1 call (median of {args.starts}): OS sandbox {start_ms['os']:.0f} ms | "
-          f"no OS isolation {start_ms['none']:.0f} ms | ratio {start_ms['os'] / start_ms['none']:.2f}x")
+    for label, key in (("pool start (sandbox + fork server) + env load + 1 call", "pool_start_ms"),
+                       ("new env on a running pool (fork + env load + 1 call)", "worker_start_ms")):
+        ms = figures[key]
+        print(f"{label} (median of {args.starts}): OS sandbox {ms['os']:.0f} ms | no OS isolation {ms['none']:.0f} ms"
+              f" | ratio {ms['os'] / ms['none']:.2f}x")
     print(f"one call per job : in-process {inproc_jobs:8.0f} calls/s | sandbox {sandbox_jobs:8.0f} calls/s | "
           f"sandbox is {inproc_jobs / sandbox_jobs:5.2f}x slower")
     print(f"one job, {args.calls} calls: in-process {inproc_batch:8.0f} calls/s | sandbox {sandbox_batch:8.0f} calls/s | "

@@ -4,7 +4,9 @@ The kernel then refuses, whatever Python or native code asks: creating processes
 and clone without CLONE_THREAD, which is how glibc forks; clone3 answers ENOSYS so libc falls
 back to clone), exec, sockets, ptrace and other processes' memory, mount-like calls and new
 namespaces, and a few kernel interfaces env code has no use for (bpf, keyrings, io_uring,
-modules, perf). Threads keep working. A filter cannot be removed once loaded, and syscalls of
+modules, perf), System V IPC (siblings share the ipc namespace), and signals to any process but
+itself (siblings serving other envs share the pid namespace), or making itself dumpable again.
+Threads keep working. A filter cannot be removed once loaded, and syscalls of
 another architecture (the 32-bit ABI) kill the process (libseccomp's default).
 """
 
@@ -21,11 +23,14 @@ DENIED = (
     "fspick", "mount_setattr", "bpf", "keyctl", "add_key", "request_key", "perf_event_open", "userfaultfd",
     "io_uring_setup", "io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load", "init_module",
     "finit_module", "delete_module", "open_by_handle_at", "name_to_handle_at", "reboot", "swapon", "swapoff",
-    "syslog", "acct", "quotactl", "personality", "pidfd_getfd", "pidfd_open",
+    "syslog", "acct", "quotactl", "personality", "pidfd_getfd", "pidfd_open", "pidfd_send_signal", "tkill",
+    "shmget", "shmat", "msgget", "semget",
 )
+SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target process
+PR_SET_DUMPABLE = 4
 
 
-def load_filter() -> None:
+def load_filter(own_pid: int) -> None:
     """Load the filter on this process (and the threads it starts later); it stays for life."""
     import pyseccomp as seccomp
 
@@ -38,4 +43,7 @@ def load_filter() -> None:
             syscalls.add_rule(deny, name)
         except OSError:  # a syscall this kernel/architecture does not have
             continue
+    for name in SELF_ONLY:
+        syscalls.add_rule(deny, name, seccomp.Arg(0, seccomp.NE, own_pid))
+    syscalls.add_rule(deny, "prctl", seccomp.Arg(0, seccomp.EQ, PR_SET_DUMPABLE))
     syscalls.load()

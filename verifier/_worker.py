@@ -1,13 +1,16 @@
-"""A sandbox worker process: serves ONE env version for the supervisor over length-prefixed frames.
+"""Inside the sandbox: the fork server (zygote) and the workers it forks, one per env version.
 
-Started by verifier.sandbox (see verifier/isolation.py for the OS sandbox around it) as
-`python -I -c BOOT PROJECT_ROOT CONFIG_JSON`. Before any env code exists in the process it
-imports everything it needs, loads the seccomp filter (verifier/_seccomp.py), drops modules env
-code has no business with from `sys.modules`, sets rlimits and arms the audit hook
-(verifier/_guard.py) for its whole life. Then it reads jobs (frames on stdin) and answers each
-with frames tagged with the job's number: `ready`, one per call, an optional `task`, and `done`.
-After each job it looks for leftovers that could change later answers (threads, pending alarms
-or timers, new signal handlers) and asks to be recycled if it finds one.
+verifier.sandbox starts the zygote in the OS sandbox (verifier/isolation.py) as
+`python -I -c BOOT PROJECT_ROOT CONFIG_JSON`. It imports everything a worker needs once, so a
+new worker costs a fork, not an interpreter start. Each forked worker, before any env code
+exists in it: takes a private tmpfs scratch in a mount namespace of its own, writes its env's
+files there read-only, drops every capability, loads the seccomp filter (verifier/_seccomp.py),
+drops modules env code has no business with from `sys.modules`, sets rlimits and arms the audit
+hook (verifier/_guard.py) for its whole life. Then it reads jobs (frames on its channel) and
+answers each with frames tagged with the job's number: `ready`, one per call, an optional
+`task`, and `done`. After each job it looks for leftovers that could change later answers
+(threads, pending alarms or timers, new signal handlers, the module path, the decimal context)
+and asks to be recycled if it finds one.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ PRUNED = ("subprocess", "_posixsubprocess", "socket", "_socket", "ctypes", "_cty
           "_multiprocessing", "pty", "ssl", "_ssl", "asyncio", "select", "selectors", "http", "urllib", "ftplib",
           "smtplib", "webbrowser", "mmap", "fcntl", "termios", "resource", "_thread")
 STALE = "stale: this worker holds no session state"
+ZYGOTE_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from verifier._worker import zygote_main; " \
+    "zygote_main(sys.argv[2])"
 PRELOADED = ("_strptime", "encodings.idna", "sqlalchemy.dialects.sqlite.pysqlite", "catalog.tasks")
 
 
@@ -113,21 +118,124 @@ def _local_modules(env_dir: Path) -> set[str]:
     return {p.stem for p in env_dir.glob("*.py")} | {p.name for p in env_dir.iterdir() if (p / "__init__.py").is_file()}
 
 
-def main(config_json: str) -> None:
+def zygote_main(config_json: str) -> None:
+    """The fork server: import everything once, then fork one worker per env on request.
+
+    Its control socket (a SOCK_SEQPACKET on fd 0) carries JSON requests `{"op": "spawn", "id",
+    "memory_mb", "scratch_mb"}` with the worker's end of its channel attached (SCM_RIGHTS), and
+    `{"op": "kill", "id"}`; it answers `{"spawned": id}` and `{"exited": id, "status": s}` (a
+    negative status is a signal). The zygote runs only envforge's code: env code exists only in
+    the forked workers, after they have locked themselves down.
+    """
+    import importlib
+    import select
+    import socket
+
     config = json.loads(config_json)
-    scratch, env_dir, memory_mb = config["scratch"], Path(config["env_dir"]), int(config["memory_mb"])
     for folder in config.get("sites", []):
         if folder not in sys.path:
             site.addsitedir(folder)
     sys.dont_write_bytecode = True
-    protocol_in, protocol_out = os.dup(0), os.dup(1)
+    control = socket.socket(fileno=os.dup(0))
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
-        os.dup2(devnull, fd)  # env code that prints or reads stdin cannot touch the protocol
-    os.chdir(scratch)
+        os.dup2(devnull, fd)  # env code that prints or reads stdin cannot touch a protocol
+    import catalog.runtime  # noqa: F401 - what every worker needs, imported once here
+    import verifier._guard  # noqa: F401
+    import verifier._mounts as mounts
+    import verifier._seccomp  # noqa: F401
+    import verifier.frames  # noqa: F401
+    from verifier.allowlist import ALLOWED_IMPORTS
 
-    import importlib
+    for name in (*ALLOWED_IMPORTS, *PRELOADED, "pyseccomp"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    mounts.set_dumpable(False)  # inherited by the workers: no sibling can open another's memory
+    children: dict[str, int] = {}
+    while True:
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            for key, child in list(children.items()):
+                if child == pid:
+                    del children[key]
+                    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+                    control.send(json.dumps({"exited": key, "status": code}).encode())
+        if not select.select([control], [], [], 0.05)[0]:
+            continue
+        message, fds, _, _ = socket.recv_fds(control, 65536, 1)
+        if not message:
+            return  # the supervisor is gone
+        request = json.loads(message)
+        if request.get("op") == "kill" and request.get("id") in children:
+            try:
+                os.kill(children[request["id"]], 9)
+            except ProcessLookupError:
+                pass
+        elif request.get("op") == "spawn" and fds:
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    control.close()
+                    _child(fds[0], request, config)
+                finally:
+                    os._exit(3)
+            os.close(fds[0])
+            children[request["id"]] = pid
+            control.send(json.dumps({"spawned": request["id"]}).encode())
+        else:
+            for fd in fds:
+                os.close(fd)
 
+
+def _write_files(root: Path, files: dict[str, str]) -> None:
+    """Write the env's files (base64) under `root`, refusing paths that leave it."""
+    import base64
+
+    for relative, data in files.items():
+        target = (root / relative).resolve()
+        if not target.is_relative_to(root.resolve()):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(base64.b64decode(data))
+
+
+def _child(channel_fd: int, request: dict[str, Any], config: dict[str, Any]) -> None:
+    """A forked worker: private scratch, its env's files (read-only), no capabilities, then serve."""
+    import verifier._mounts as mounts
+    from verifier.frames import MAX_FRAME, read_frame_blocking
+
+    os.setsid()
+    os.dup2(channel_fd, 3)
+    os.closerange(4, 1 << 16)  # nothing the zygote held (other workers' channels) stays open here
+    scratch = config["scratch"]
+    if config.get("private_mounts"):
+        mounts.private_scratch(scratch, int(request.get("scratch_mb", 64)))
+    else:  # no OS sandbox: a folder of the zygote's host scratch
+        scratch = os.path.join(scratch, str(request["id"]))
+        os.makedirs(scratch, exist_ok=True)
+    env_dir = Path(scratch) / "env"
+    first = read_frame_blocking(3, MAX_FRAME)
+    if first is None:
+        return
+    _write_files(env_dir, dict(first.get("files") or {}))
+    if config.get("private_mounts"):
+        mounts.bind_read_only(str(env_dir))
+        mounts.drop_capabilities()
+    work = Path(scratch) / "work"
+    work.mkdir(exist_ok=True)
+    os.chdir(work)
+    serve(3, str(scratch), env_dir, int(request.get("memory_mb", 1024)))
+
+
+def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
+    """Lock this process down for good (seccomp, rlimits, audit hook), then answer jobs for one env."""
     from catalog.models import Outcome
     from catalog.runtime import load_module, runtime_for
     from verifier._guard import make_hook
@@ -136,12 +244,8 @@ def main(config_json: str) -> None:
     from verifier.frames import MAX_FRAME, FrameError, read_frame_blocking
     from verifier.isolation import VIOLATION_STATUS
 
-    for name in (*ALLOWED_IMPORTS, *PRELOADED):
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
-    load_filter()
+    protocol_in = protocol_out = fd
+    load_filter(os.getpid())
     channel = _Channel(protocol_out, MAX_FRAME)
     problems = check_imports(env_dir)
     local = _local_modules(env_dir)

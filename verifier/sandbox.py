@@ -14,11 +14,7 @@ restarted worker needs no memory of earlier jobs (except `resume` jobs, see veri
 from __future__ import annotations
 
 import collections
-import os
-import queue
-import shutil
 import signal
-import subprocess
 import threading
 import time
 import weakref
@@ -27,16 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from catalog.store import EnvHandle
-from verifier.frames import MAX_FRAME, FrameError, FrameReader, FrameTooLarge, encode
+from verifier.forkserver import ForkServer, Worker
+from verifier.frames import FrameError, FrameTooLarge
 from verifier.isolation import (
     VIOLATION_STATUS,
     Isolation,
-    WorkerSpec,
     clean_stale_scratch,
     default_isolation,
-    new_scratch,
     require_isolation,
-    worker_command,
 )
 
 __all__ = ["SandboxPool", "Job", "JobResult", "CallResult", "DEFAULT_TIMEOUT"]
@@ -108,12 +102,10 @@ def env_version(env_dir: str) -> tuple[str, tuple[tuple[str, int, int], ...]]:
     return env_dir, tuple(files)
 
 
-def _exit_event(status: int | None, isolation: Isolation) -> str:
+def _exit_event(status: int | None) -> str:
     """The event for a worker that ended: its real status or signal."""
     if status is None:
         return "crash: worker stopped answering"
-    if isolation == "os" and status > 128:  # bwrap reports a child killed by signal N as 128 + N
-        status = -(status - 128)
     if status == -signal.SIGKILL:
         return "memory"  # the kernel's OOM killer; our own kills never get here
     if status < 0:
@@ -124,96 +116,12 @@ def _exit_event(status: int | None, isolation: Isolation) -> str:
     return f"crash: worker exited with status {status}"
 
 
-class _Spawner:
-    """Starts worker processes from one thread that lives as long as this process.
-
-    bwrap's --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started it ends, so a
-    worker started from a short-lived pool thread would die with that thread; started from here,
-    workers die only with the supervisor process (and never outlive it).
-    """
-
-    def __init__(self) -> None:
-        self._requests: queue.Queue[tuple[dict[str, Any], queue.Queue[Any]]] = queue.Queue()
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-
-    def popen(self, **options: Any) -> subprocess.Popen[bytes]:
-        with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._serve, name="envforge-sandbox-spawner", daemon=True)
-                self._thread.start()
-        answer: queue.Queue[Any] = queue.Queue(maxsize=1)
-        self._requests.put((options, answer))
-        result = answer.get()
-        if isinstance(result, BaseException):
-            raise result
-        return result  # type: ignore[no-any-return]
-
-    def _serve(self) -> None:
-        while True:
-            options, answer = self._requests.get()
-            try:
-                answer.put(subprocess.Popen(**options))
-            except BaseException as exc:  # reported to the caller, which turns it into a job event
-                answer.put(exc)
-
-
-_spawner = _Spawner()
-
-
-class _Worker:
-    """One worker process for one env version."""
-
-    def __init__(self, spec: WorkerSpec, version: Any) -> None:
-        self.spec, self.version = spec, version
-        self.jobs = 0
-        self.scratch = new_scratch() if spec.isolation == "none" else None
-        command, environment, cwd = worker_command(spec, self.scratch)
-        self.process = _spawner.popen(args=command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, env=environment, cwd=cwd, start_new_session=True)
-        assert self.process.stdout is not None
-        self.reader = FrameReader(self.process.stdout.fileno(), MAX_FRAME)
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def send(self, message: dict[str, Any]) -> bool:
-        stdin = self.process.stdin
-        assert stdin is not None
-        try:
-            stdin.write(encode(message))
-            stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            return False
-        return True
-
-    def exit_status(self, wait: float = 2.0) -> int | None:
-        try:
-            return self.process.wait(wait)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.process.kill()
-        self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            if stream is not None:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
-        if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def _kill_all(slots: list[_Worker | None]) -> None:
+def _kill_all(slots: list[Worker | None], servers: list[ForkServer]) -> None:
     for worker in slots:
         if worker is not None:
             worker.kill()
+    for server in servers:
+        server.close()
 
 
 class SandboxPool:
@@ -230,12 +138,14 @@ class SandboxPool:
         else:
             clean_stale_scratch()
         self.size = max(1, workers)
-        self._slots: list[_Worker | None] = [None] * self.size
+        self._slots: list[Worker | None] = [None] * self.size
         self._idle = list(range(self.size))
         self._cond = threading.Condition()
         self.starts = 0
         self.events: collections.Counter[str] = collections.Counter()
-        weakref.finalize(self, _kill_all, self._slots)  # a pool dropped without close() leaves no workers
+        self._servers: list[ForkServer] = []  # the current one last; a dead one is replaced
+        self._server_lock = threading.Lock()
+        weakref.finalize(self, _kill_all, self._slots, self._servers)  # dropped without close(): no workers left
 
     def __enter__(self) -> SandboxPool:
         return self
@@ -249,6 +159,18 @@ class SandboxPool:
                 if worker is not None:
                     worker.kill()
                     self._slots[index] = None
+        with self._server_lock:
+            while self._servers:
+                self._servers.pop().close()
+
+    def _server(self) -> ForkServer:
+        """The pool's fork server, started (or restarted, if it died) on first use."""
+        with self._server_lock:
+            if not self._servers or not self._servers[-1].alive():
+                while self._servers:
+                    self._servers.pop().close()
+                self._servers.append(ForkServer(self.isolation, self.load_timeout))
+            return self._servers[-1]
 
     @property
     def restarts(self) -> int:
@@ -279,13 +201,13 @@ class SandboxPool:
             self._idle.append(index)
             self._cond.notify()
 
-    def _worker_for(self, index: int, job: Job, version: Any) -> _Worker:
+    def _worker_for(self, index: int, job: Job, version: Any) -> Worker:
         worker = self._slots[index]
         if worker is not None and (worker.version != version or not worker.alive() or worker.reader.pending()):
             worker.kill()  # another env, dead, or it sent bytes nobody asked for: never reuse it
             worker = None
         if worker is None:
-            worker = _Worker(WorkerSpec(Path(job.env_dir), self.memory_mb, self.scratch_mb, self.isolation), version)
+            worker = Worker(self._server(), Path(job.env_dir), version, self.memory_mb, self.scratch_mb)
             self.starts += 1
             self._slots[index] = worker
         return worker
@@ -370,7 +292,7 @@ class SandboxPool:
         result = JobResult([])
         if not worker.send(message):
             self._retire(index)
-            result.event = _exit_event(worker.exit_status(), self.isolation)
+            result.event = _exit_event(worker.exit_status())
             return self._finish(result, started)
         # Loading the env (first use in this worker) gets its own allowance; each call gets `timeout`.
         deadline = time.monotonic() + (self.load_timeout if number == 1 else 0) + self.timeout
@@ -395,14 +317,14 @@ class SandboxPool:
             if frame is False:
                 status = worker.exit_status()
                 self._retire(index)
-                result.event = _exit_event(status, self.isolation)
+                result.event = _exit_event(status)
                 return self._finish(result, started)
             assert isinstance(frame, dict)
             if "violation" in frame:
                 status = worker.exit_status()
                 self._retire(index)
                 result.event = f"forbidden: {frame['violation']}" if status == VIOLATION_STATUS else \
-                    _exit_event(status, self.isolation)
+                    _exit_event(status)
                 return self._finish(result, started)
             if frame.get("job") != number:
                 self._retire(index)
