@@ -58,9 +58,12 @@ class FrameReader:
         """True if bytes arrived that no frame was asked for (leftovers are a protocol anomaly)."""
         if self.buffer:
             return True
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.fd, selectors.EVENT_READ)
-            return bool(selector.select(0))
+        try:
+            with selectors.DefaultSelector() as selector:
+                selector.register(self.fd, selectors.EVENT_READ)
+                return bool(selector.select(0))
+        except (OSError, ValueError):
+            return True  # a closed channel: the worker is not reusable either
 
     def _fill(self, size: int, deadline: float) -> bool | None:
         """Read until the buffer holds `size` bytes: True, None on timeout, False at end of stream."""
@@ -68,11 +71,17 @@ class FrameReader:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            with selectors.DefaultSelector() as selector:
-                selector.register(self.fd, selectors.EVENT_READ)
-                if not selector.select(remaining):
-                    return None
-            chunk = os.read(self.fd, min(1 << 20, size - len(self.buffer)))
+            try:
+                with selectors.DefaultSelector() as selector:
+                    selector.register(self.fd, selectors.EVENT_READ)
+                    if not selector.select(remaining):
+                        return None
+            except (OSError, ValueError):
+                return False
+            try:
+                chunk = os.read(self.fd, min(1 << 20, size - len(self.buffer)))
+            except OSError:  # the peer died with bytes unread (ECONNRESET) or the channel was closed
+                return False
             if not chunk:
                 return False
             self.buffer += chunk

@@ -11,20 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog.delta import DeltaOp
 from catalog.models import Action, Outcome, StepResult, ToolDescriptor
 from catalog.runtime import ClassRuntime, SqlRuntime
 from catalog.store import EnvHandle
 from verifier._worker import STALE
-from verifier.sandbox import DEFAULT_TIMEOUT, CallResult, Job, JobResult, SandboxPool
+from verifier.executor import to_step
+from verifier.sandbox import DEFAULT_TIMEOUT, Job, JobResult, SandboxPool
 
-__all__ = ["SandboxRuntime", "open_runtime", "step_of"]
-
-
-def step_of(call: CallResult) -> StepResult:
-    """A sandbox CallResult as a StepResult (an event is kept in `info`)."""
-    return StepResult(call.observation, [DeltaOp.from_dict(op) for op in call.delta], Outcome(call.outcome),
-                      call.state, dict(call.info, event=call.event) if call.event else dict(call.info))
+__all__ = ["SandboxRuntime", "open_runtime"]
 
 
 def _event_step(result: JobResult) -> StepResult:
@@ -85,7 +79,7 @@ class SandboxRuntime:
         result = self._job([data], snapshot=snapshot, resume=True)
         if not result.calls:
             return _event_step(result)
-        step = step_of(result.calls[0])
+        step = to_step(result.calls[0])
         if step.outcome is Outcome.SUCCESS or step.outcome is Outcome.FAILURE:
             self._history.append(data)  # crashes and invalid calls roll back: nothing to replay
         return step
