@@ -12,10 +12,11 @@ from __future__ import annotations
 import ctypes
 import os
 
-__all__ = ["private_scratch", "bind_read_only", "drop_capabilities", "set_dumpable"]
+__all__ = ["private_scratch", "bind_read_only", "hide", "drop_capabilities", "set_dumpable"]
 
 CLONE_NEWNS = 0x00020000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 0x4000, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = \
+    1, 2, 4, 8, 32, 4096, 0x4000, 1 << 18
 PR_SET_DUMPABLE, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 4, 47, 4
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
@@ -51,6 +52,12 @@ def bind_read_only(path: str) -> None:
     """Make the folder `path` read-only (a read-only bind mount of itself)."""
     _mount(path.encode(), path, None, MS_BIND | MS_REC, None)
     _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
+
+
+def hide(path: str) -> None:
+    """Cover the folder `path` (if there) with an empty, read-only tmpfs nobody may enter."""
+    if os.path.isdir(path):
+        _mount(b"none", path, b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k,mode=0")
 
 
 def drop_capabilities() -> None:

@@ -217,6 +217,9 @@ def _child(channel_fd: int, request: dict[str, Any], config: dict[str, Any]) -> 
     scratch = config["scratch"]
     if config.get("private_mounts"):
         mounts.private_scratch(scratch, int(request.get("scratch_mb", 64)))
+        # bwrap's init (pid 1) is dumpable: through /proc/1/root every worker could reach the
+        # sandbox's own writable /scratch (under each private one), a place siblings would share.
+        mounts.hide("/proc/1")
     else:  # no OS sandbox: a folder of the zygote's host scratch
         scratch = os.path.join(scratch, str(request["id"]))
         os.makedirs(scratch, exist_ok=True)
@@ -245,6 +248,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
     from verifier.isolation import VIOLATION_STATUS
 
     protocol_in = protocol_out = fd
+    _limit(memory_mb)  # before the filter, which refuses setrlimit
     load_filter(os.getpid())
     channel = _Channel(protocol_out, MAX_FRAME)
     problems = check_imports(env_dir)
@@ -254,7 +258,6 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
     allowed = (set(ALLOWED_IMPORTS) | {m.split(".")[0] for m in sys.modules} | local) - set(PRUNED)
     roots = [p for p in sys.path if p and os.path.isdir(p)]
     baseline = _process_state()
-    _limit(memory_mb)
     sys.addaudithook(make_hook(scratch, allowed, roots, protocol_out, VIOLATION_STATUS))
 
     runtime: Any = None

@@ -169,7 +169,7 @@ class SandboxPool:
             if not self._servers or not self._servers[-1].alive():
                 while self._servers:
                     self._servers.pop().close()
-                self._servers.append(ForkServer(self.isolation, self.load_timeout))
+                self._servers.append(ForkServer(self.isolation, max(self.load_timeout, 60.0)))  # boot: imports
             return self._servers[-1]
 
     @property
