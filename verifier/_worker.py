@@ -29,6 +29,7 @@ from typing import Any
 PRUNED = ("subprocess", "_posixsubprocess", "socket", "_socket", "ctypes", "_ctypes", "pyseccomp", "multiprocessing",
           "_multiprocessing", "pty", "ssl", "_ssl", "asyncio", "select", "selectors", "http", "urllib", "ftplib",
           "smtplib", "webbrowser", "mmap", "fcntl", "termios", "resource", "_thread")
+NATIVE = ("verifier._mounts", "pyseccomp", "ctypes.util", "ctypes._endian", "ctypes")
 STALE = "stale: this worker holds no session state"
 ZYGOTE_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from verifier._worker import zygote_main; " \
     "zygote_main(sys.argv[2])"
@@ -253,7 +254,12 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
     channel = _Channel(protocol_out, MAX_FRAME)
     problems = check_imports(env_dir)
     local = _local_modules(env_dir)
-    for name in [m for m in sys.modules if m.split(".")[0] in PRUNED]:
+    for name in NATIVE:  # the ctypes handles the worker used on itself: gone, not just hidden
+        module = sys.modules.get(name)
+        if module is not None:
+            for key in [k for k in vars(module) if not k.startswith("__")]:
+                delattr(module, key)
+    for name in [m for m in sys.modules if m.split(".")[0] in PRUNED or m in NATIVE]:
         del sys.modules[name]
     allowed = (set(ALLOWED_IMPORTS) | {m.split(".")[0] for m in sys.modules} | local) - set(PRUNED)
     roots = [p for p in sys.path if p and os.path.isdir(p)]

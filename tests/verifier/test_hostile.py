@@ -138,7 +138,10 @@ def test_fork_exec_without_audit_event_fails_in_the_kernel(pool, contained):
 
 def test_direct_syscall_through_ctypes_is_refused(pool, contained):
     result = pool.run(attack("ctypes_syscall"))
-    assert result.event is not None and result.event.startswith("forbidden: ctypes."), result
+    # Either the hook stops the native call, or ctypes (emptied in the worker after envforge used it) breaks.
+    emptied = bool(result.calls) and str(result.calls[0].observation).startswith(("{'error': 'NameError",
+                                                                                  "{'error': \"NameError"))
+    assert (result.event or "").startswith("forbidden: ctypes.") or emptied, result
     contained("ctypes")
 
 
