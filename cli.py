@@ -560,8 +560,8 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
     else:
         if "buckets" in report:
             print(render_export_report(report))
-        for path, count in written.items():
-            print(f"wrote {count} samples to {path} ({fmt})")
+        for target, count in written.items():
+            print(f"wrote {count} samples to {target} ({fmt})")
     return 0 if report.get("quotas_met", True) else 1
 
 
