@@ -42,6 +42,9 @@ def _limit(memory_mb: int) -> None:
         resource.setrlimit(limit, (value, value))
 
 
+_SIGNALS = tuple(s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP))
+
+
 def _process_state() -> dict[str, Any]:
     """What env code could change for later jobs outside its own state.
 
@@ -50,8 +53,7 @@ def _process_state() -> dict[str, Any]:
     import decimal
 
     context = decimal.getcontext()
-    return {"signals": {int(s): signal.getsignal(s) for s in signal.valid_signals()
-                        if s not in (signal.SIGKILL, signal.SIGSTOP)},
+    return {"signals": tuple(map(signal.getsignal, _SIGNALS)),
             "sys.path": list(sys.path),
             "decimal context": (context.prec, context.rounding, context.Emin, context.Emax, context.capitals,
                                 context.clamp, tuple(t for t, on in context.traps.items() if on))}

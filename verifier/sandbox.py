@@ -14,6 +14,7 @@ restarted worker needs no memory of earlier jobs (except `resume` jobs, see veri
 from __future__ import annotations
 
 import collections
+import os
 import signal
 import threading
 import time
@@ -90,15 +91,24 @@ class JobResult:
 
 def env_version(env_dir: str) -> tuple[str, tuple[tuple[str, int, int], ...]]:
     """What identifies one version of an env folder: its path and every file's size and mtime."""
-    root = Path(env_dir)
-    files = []
-    for path in sorted(root.rglob("*")):
+    files: list[tuple[str, int, int]] = []
+
+    def walk(folder: str, prefix: str) -> None:
         try:
-            if path.is_file():
-                stat = path.stat()
-                files.append((str(path.relative_to(root)), stat.st_size, stat.st_mtime_ns))
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
-            continue
+            return
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    walk(entry.path, prefix + entry.name + "/")
+                elif entry.is_file():
+                    stat = entry.stat()
+                    files.append((prefix + entry.name, stat.st_size, stat.st_mtime_ns))
+            except OSError:
+                continue
+
+    walk(env_dir, "")
     return env_dir, tuple(files)
 
 
