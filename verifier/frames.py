@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
+import select
 import struct
 import time
 from typing import Any
@@ -48,43 +48,57 @@ def _decode(body: bytes) -> dict[str, Any]:
 
 
 class FrameReader:
-    """Reads frames from a pipe with a deadline, never buffering more than one capped frame."""
+    """Reads frames from a pipe or socket with a deadline, never buffering more than a capped frame and a chunk.
+
+    A read takes whatever has arrived (often several frames at once), and the reader waits (one
+    poll object per reader) only when it has nothing to parse.
+    """
+
+    CHUNK = 1 << 20
 
     def __init__(self, fd: int, cap: int = MAX_FRAME) -> None:
         self.fd, self.cap = fd, cap
-        self.buffer = b""
+        self.buffer = bytearray()
+        self.ended = False
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN)
+
+    def _wait(self, seconds: float) -> bool:
+        try:
+            return bool(self._poll.poll(max(0, int(seconds * 1000))))
+        except (OSError, ValueError):
+            return True  # let the read report the broken channel
+
+    def _read_available(self) -> bool | None:
+        """Append what has arrived: True if something did, None if nothing yet, False at end of stream."""
+        if not self._wait(0):
+            return None
+        try:
+            chunk = os.read(self.fd, self.CHUNK)
+        except OSError:  # the peer died with bytes unread (ECONNRESET) or the channel was closed
+            chunk = b""
+        if not chunk:
+            self.ended = True
+            return False
+        self.buffer += chunk
+        return True
 
     def pending(self) -> bool:
-        """True if bytes arrived that no frame was asked for (leftovers are a protocol anomaly)."""
-        if self.buffer:
-            return True
-        try:
-            with selectors.DefaultSelector() as selector:
-                selector.register(self.fd, selectors.EVENT_READ)
-                return bool(selector.select(0))
-        except (OSError, ValueError):
-            return True  # a closed channel: the worker is not reusable either
+        """True if bytes arrived that no frame was asked for, or the stream ended (not reusable either)."""
+        return bool(self.buffer) or self.ended or self._read_available() is not None
 
     def _fill(self, size: int, deadline: float) -> bool | None:
         """Read until the buffer holds `size` bytes: True, None on timeout, False at end of stream."""
         while len(self.buffer) < size:
+            got = self._read_available()
+            if got is False:
+                return False
+            if got:
+                continue
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            try:
-                with selectors.DefaultSelector() as selector:
-                    selector.register(self.fd, selectors.EVENT_READ)
-                    if not selector.select(remaining):
-                        return None
-            except (OSError, ValueError):
-                return False
-            try:
-                chunk = os.read(self.fd, min(1 << 20, size - len(self.buffer)))
-            except OSError:  # the peer died with bytes unread (ECONNRESET) or the channel was closed
-                return False
-            if not chunk:
-                return False
-            self.buffer += chunk
+            self._wait(min(remaining, 3600))
         return True
 
     def read(self, deadline: float) -> dict[str, Any] | None | bool:
@@ -101,8 +115,8 @@ class FrameReader:
         filled = self._fill(HEADER.size + size, deadline)
         if filled is not True:
             return filled
-        body = self.buffer[HEADER.size:HEADER.size + size]
-        self.buffer = self.buffer[HEADER.size + size:]
+        body = bytes(self.buffer[HEADER.size:HEADER.size + size])
+        del self.buffer[:HEADER.size + size]
         return _decode(body)
 
 
