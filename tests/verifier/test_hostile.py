@@ -13,6 +13,7 @@ import decimal
 import json
 import os
 import sqlite3
+import sys
 import time
 from pathlib import Path
 
@@ -286,14 +287,20 @@ def test_env_code_sees_no_secret_and_no_host_files(pool, contained, tmp_path):
     catalog = tmp_path / "catalog"
     catalog.mkdir()
     (catalog / "index.sqlite").write_text("index")
-    seen = observation(pool.run(attack("snoop", folders=[str(catalog), str(ROOT / "tests"), str(Path.home())])))
+    seen = observation(pool.run(attack("snoop", folders=[str(catalog), str(ROOT / "tests"), str(Path.home()),
+                                                         str(ROOT)])))
     text = json.dumps(seen)
     assert SECRET not in text and "ENVFORGE_TEST_SECRET" not in text
     assert set(seen["environ"]) <= {"PATH", "HOME", "TMPDIR", "TZ", "LANG", "PYTHONDONTWRITEBYTECODE",
                                     "PYTHONHASHSEED", "PWD"}, seen["environ"]
     assert seen["/etc/passwd"].startswith("error:") and seen["/etc/shadow"].startswith("error:")
-    assert seen["ls /home"].startswith("error:") and seen["ls /tmp"].startswith("error:")
-    assert set(seen["ls /work/main"]) <= {"catalog", "constraints", "verifier", ".venv"}, seen["ls /work/main"]
+    # A folder exists in the sandbox only as a path to what it binds (the project's packages, Python).
+    bound = [str(ROOT / p) for p in ("catalog", "constraints", "verifier")] + [sys.prefix, sys.base_prefix]
+    for folder in ("/home", "/tmp"):
+        listing = seen[f"ls {folder}"]
+        assert isinstance(listing, str) and listing.startswith("error:") or \
+            all(any(b.startswith(f"{folder}/{entry}/") for b in bound) for entry in listing), (folder, listing)
+    assert set(seen[f"ls {ROOT}"]) <= {"catalog", "constraints", "verifier", ".venv"}, seen[f"ls {ROOT}"]
     assert seen[f"ls {catalog}"].startswith("error:") and seen[f"ls {ROOT / 'tests'}"].startswith("error:")
     # Only the sandbox's own processes are there (bwrap, the fork server, workers), never the host's.
     pids = [p for p in seen["ls /proc"] if p.isdigit()]
