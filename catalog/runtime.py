@@ -42,7 +42,7 @@ from catalog.models import Action, Outcome, StepResult, ToolDescriptor
 from catalog.toolschema import describe_tool
 
 __all__ = ["Runtime", "SqlRuntime", "ClassRuntime", "StateTemplate", "StateError", "EnvLoadError", "load_module",
-           "find_entry", "runtime_for", "outcome_of"]
+           "find_entry", "runtime_for", "outcome_of", "local_module_names"]
 
 StateError = _sqlstate.StateError
 
@@ -63,6 +63,11 @@ class Runtime(Protocol):
     def snapshot(self) -> dict[str, Any]: ...
 
 
+def local_module_names(folder: Path) -> set[str]:
+    """Top-level names of an env folder's own modules and packages (helpers beside env.py)."""
+    return {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+
+
 def load_module(path: Path, name: str | None = None) -> ModuleType:
     """Import a Python file as a fresh module (its folder is importable for sibling modules)."""
     path = Path(path).resolve()
@@ -74,8 +79,7 @@ def load_module(path: Path, name: str | None = None) -> ModuleType:
     folder = path.parent
     # Helper modules beside env.py are this env's own: hide same-named modules other envs loaded,
     # and forget this env's after loading (the env module keeps its references).
-    local_names = {p.stem for p in folder.glob("*.py") if p != path} | \
-        {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+    local_names = local_module_names(folder) - {path.stem}
     stashed = {k: v for k, v in sys.modules.items() if k.split(".")[0] in local_names}
     for key in stashed:
         del sys.modules[key]

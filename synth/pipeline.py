@@ -87,7 +87,7 @@ class Context:
     @property
     def pool(self) -> SandboxPool:
         if self._pool is None:
-            self._pool = SandboxPool(workers=1, timeout=5.0)
+            self._pool = SandboxPool(workers=1)
         return self._pool
 
     def close(self) -> None:

@@ -21,7 +21,6 @@ import resource
 import signal
 import site
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -117,10 +116,6 @@ class _Channel:
             view = view[os.write(self.fd, view):]
 
 
-def _local_modules(env_dir: Path) -> set[str]:
-    return {p.stem for p in env_dir.glob("*.py")} | {p.name for p in env_dir.iterdir() if (p / "__init__.py").is_file()}
-
-
 def zygote_main(config_json: str) -> None:
     """The fork server: import everything once, then fork one worker per env on request.
 
@@ -178,7 +173,7 @@ def zygote_main(config_json: str) -> None:
         request = json.loads(message)
         if request.get("op") == "kill" and request.get("id") in children:
             try:
-                os.kill(children[request["id"]], 9)
+                os.kill(children[request["id"]], signal.SIGKILL)
             except ProcessLookupError:
                 pass
         elif request.get("op") == "spawn" and fds:
@@ -243,7 +238,7 @@ def _child(channel_fd: int, request: dict[str, Any], config: dict[str, Any]) -> 
 def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
     """Lock this process down for good (seccomp, rlimits, audit hook), then answer jobs for one env."""
     from catalog.models import Outcome
-    from catalog.runtime import load_module, runtime_for
+    from catalog.runtime import load_module, local_module_names, runtime_for
     from verifier._guard import make_hook
     from verifier._seccomp import load_filter
     from verifier.allowlist import ALLOWED_IMPORTS, check_imports
@@ -255,7 +250,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
     load_filter(os.getpid())
     channel = _Channel(protocol_out, MAX_FRAME)
     problems = check_imports(env_dir)
-    local = _local_modules(env_dir)
+    local = local_module_names(env_dir)
     for name in NATIVE:  # the ctypes handles the worker used on itself: gone, not just hidden
         module = sys.modules.get(name)
         if module is not None:
@@ -325,4 +320,4 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
             os._exit(4)
         except Exception as exc:  # the env failed to load or reset: a result, not a lost worker
             channel.send({"event": f"crash: {type(exc).__name__}: {exc}", "done": True,
-                          "info": {"traceback": traceback.format_exc(limit=5)}, "recycle": _leftovers(baseline)})
+                          "recycle": _leftovers(baseline)})

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from catalog.runtime import local_module_names
+
 ALLOWED_IMPORTS = frozenset({
     "__future__", "abc", "collections", "copy", "dataclasses", "datetime", "decimal", "enum", "fractions",
     "functools", "itertools", "json", "math", "operator", "random", "re", "statistics", "string", "typing",
@@ -29,7 +31,7 @@ def _optional_imports(tree: ast.AST) -> set[ast.AST]:
 
 def check_imports(env_dir: Path) -> list[str]:
     """Imports in the env's modules that are neither allowed nor the env's own helper modules."""
-    local = {p.stem for p in env_dir.glob("*.py")} | {p.name for p in env_dir.iterdir() if (p / "__init__.py").is_file()}
+    local = local_module_names(env_dir)
     problems = []
     for path in sorted(env_dir.rglob("*.py")):
         try:

@@ -151,7 +151,7 @@ class SandboxPool:
         self._slots: list[Worker | None] = [None] * self.size
         self._idle = list(range(self.size))
         self._cond = threading.Condition()
-        self.starts = 0
+        self.starts = 0  # workers forked in all (one per env version, plus replacements)
         self.events: collections.Counter[str] = collections.Counter()
         self._servers: list[ForkServer] = []  # the current one last; a dead one is replaced
         self._server_lock = threading.Lock()
@@ -181,14 +181,6 @@ class SandboxPool:
                     self._servers.pop().close()
                 self._servers.append(ForkServer(self.isolation, max(self.load_timeout, 60.0)))  # boot: imports
             return self._servers[-1]
-
-    @property
-    def restarts(self) -> int:
-        """How many workers were started in all."""
-        return self.starts
-
-    def warm(self) -> None:
-        """Kept for callers that warmed the shared workers; workers now start per env, on first use."""
 
     # --- slots ------------------------------------------------------------------------------------
     def _take(self, version: Any) -> int:
