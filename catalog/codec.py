@@ -299,13 +299,14 @@ class _Decoder:
         return {_hashable(self.decode(k)): self.decode(v) for k, v in data["pairs"]}
 
     def _random(self, data: dict[str, Any]) -> random.Random:
-        generator = self.types.resolve(data["type"]).__new__(self.types.resolve(data["type"]))
+        cls: Any = self.types.resolve(data["type"])
+        generator = cls.__new__(cls)
         random.Random.__init__(generator)
         generator.setstate(_tuples(self.decode(data["state"])))
         return generator
 
     def _object(self, data: dict[str, Any]) -> Any:
-        cls = self.types.resolve(data["type"])
+        cls: Any = self.types.resolve(data["type"])
         obj = cls.__new__(cls)
         if "id" in data:
             self.objects[data["id"]] = obj
