@@ -253,6 +253,60 @@ def cmd_constraints(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_replay(result: Any, *, final_state: bool) -> None:
+    """A replay as text: per call its index, call, outcome, observation, delta and diagnostics."""
+    print(f"env {result.env}, state {result.state}: {len(result.steps)} calls")
+    for step in result.steps:
+        call, res = step.call, step.result
+        print(f"[{step.index}] {call.name}({json.dumps(call.shown_arguments(), ensure_ascii=False)})"
+              f"{f'  ({call.source})' if call.source else ''}")
+        print(f"  outcome: {res.outcome.value}")
+        print(f"  observation: {json.dumps(res.observation, ensure_ascii=False)}")
+        print(f"  delta ({len(res.delta)} ops):" if res.delta else "  delta: none")
+        for op in res.delta:
+            print("  " + _format_op(op))
+        for key, value in res.info.items():
+            if key == "traceback":
+                continue
+            if key == "hidden_delta" and isinstance(value, list):
+                print(f"  hidden delta ({len(value)} ops):")
+                for raw in value:
+                    print("  " + _format_op(DeltaOp.from_dict(raw)) if isinstance(raw, dict) else f"    {raw}")
+            else:
+                print(f"  {key.replace('_', ' ')}: {value if isinstance(value, str) else canonical_json(value)}")
+    counts: dict[str, int] = {}
+    for step in result.steps:
+        counts[step.result.outcome.value] = counts.get(step.result.outcome.value, 0) + 1
+    print(f"{len(result.steps)} calls: " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
+    if final_state:
+        print("final state:")
+        _print_json(result.final_state)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from catalog.calls import CallFileError, read_calls
+    from verifier.replay import ReplayError, replay
+
+    handle = _catalog(args).get(args.env_id)
+    try:
+        calls = read_calls(Path(args.calls))
+    except CallFileError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        result = replay(handle, args.state, calls, trusted=args.trusted, final_state=args.final_state)
+    except ReplayError as exc:
+        if exc.partial is not None and exc.partial.steps and args.json:
+            _print_json(exc.partial.to_dict())
+        elif exc.partial is not None and exc.partial.steps:
+            _print_replay(exc.partial, final_state=False)
+        raise UserError(str(exc)) from None
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        _print_replay(result, final_state=args.final_state)
+    return 0 if result.clean else 3
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     from catalog.importer import import_class_env
     from verifier.loadcheck import sandbox_load_check
@@ -629,6 +683,23 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--k", type=_POSITIVE, default=5, help="how many results (default: 5)")
     search.add_argument("--json", action="store_true", help="print JSON")
     search.set_defaults(handler=cmd_catalog_search)
+
+    replaying = commands.add_parser(
+        "replay", parents=[common], help="run a file of tool calls (JSONL or an OpenAI-messages trajectory) in order",
+        description="Reset ENV_ID to one initial state and run the calls in FILE in order on it, in the sandbox; print "
+                    "per call its outcome, observation and state delta. FILE is JSONL of {\"name\", \"arguments\"} "
+                    "or an OpenAI-messages trajectory (a JSON list of messages, JSONL of messages, or "
+                    "{\"messages\": [...]}: the assistant messages' tool_calls). Exit status 0 when every call "
+                    "succeeded or failed by a rule, 3 when one crashed or was invalid, 1 for bad input.")
+    replaying.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. library")
+    replaying.add_argument("--calls", required=True, metavar="FILE", help="the calls to run (format detected)")
+    replaying.add_argument("--state", metavar="NAME|FILE", help="initial state: one of the env's states or a state JSON "
+                           "file (default: 'default', else the first)")
+    replaying.add_argument("--final-state", action="store_true", help="also print the state after the last call")
+    replaying.add_argument("--json", action="store_true", help="print the replay as JSON")
+    replaying.add_argument("--trusted", action="store_true", help="run the env's code in this process, outside the "
+                           "sandbox (reference envs, or code you vouch for)")
+    replaying.set_defaults(handler=cmd_replay)
 
     constraints = commands.add_parser(
         "constraints", parents=[common], help="print constraint specs from tool source; --completeness measures them",
