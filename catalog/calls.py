@@ -188,10 +188,9 @@ def _from_jsonl(text: str, whole: json.JSONDecodeError) -> list[Call]:
         try:
             lines.append((number, json.loads(line)))
         except json.JSONDecodeError as exc:
-            if not lines:
-                exc = whole
-                number = whole.lineno
-            raise CallFileError(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            error = exc if lines else whole
+            raise CallFileError(f"line {number if lines else whole.lineno}: not valid JSON "
+                                f"({error.msg} at column {error.colno})") from None
     return _from_lines(lines)
 
 

@@ -1,9 +1,9 @@
 """Replay: run a recorded sequence of tool calls from one initial state and keep every step's result.
 
 This is how a user checks a trajectory (an agent's calls, a scripted test) against what the env
-really does. The env's code runs in the sandbox (`SandboxRuntime`), reference envs included, so a
-replay means the same for every env; `trusted=True` runs it in this process (reference envs, or
-code you vouch for). Calls run in order on one live state: a call that fails, crashes or is invalid
+really does. The env's code runs where `catalog run` runs it (`verifier.session.open_runtime`): in
+the sandbox, except the shipped reference envs and `trusted=True` (code you vouch for), which run
+in this process. Calls run in order on one live state: a call that fails, crashes or is invalid
 leaves the state as it was and the replay goes on, so every call gets a recorded step.
 """
 
@@ -17,10 +17,10 @@ from typing import Any
 
 from catalog.calls import Call
 from catalog.models import Outcome, StepResult
-from catalog.runtime import ClassRuntime, SqlRuntime, StateError
+from catalog.runtime import StateError
 from catalog.store import Catalog, CatalogError, EnvHandle
 from verifier.sandbox import DEFAULT_TIMEOUT
-from verifier.session import SandboxRuntime
+from verifier.session import SandboxRuntime, open_runtime
 
 __all__ = ["ReplayError", "ReplayStep", "ReplayResult", "replay", "resolve_state"]
 
@@ -123,8 +123,7 @@ def replay(env: EnvHandle | str, state: str | dict[str, Any] | None, calls: Sequ
     label, initial = resolve_state(handle, state)
     todo = [c if isinstance(c, Call) else Call(c["name"], dict(c.get("arguments") or {}), f"item {i}")
             for i, c in enumerate(calls)]
-    runtime: SqlRuntime | ClassRuntime | SandboxRuntime = (
-        handle.runtime(trusted=True) if trusted else SandboxRuntime(handle, timeout=timeout))
+    runtime = open_runtime(handle, trusted=trusted, timeout=timeout)
     result = ReplayResult(handle.id, label)
     try:
         try:

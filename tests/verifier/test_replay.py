@@ -9,7 +9,7 @@ import pytest
 from catalog.calls import Call, CallFileError, parse_calls, read_calls
 from catalog.codec import encode
 from catalog.importer import import_class_env
-from catalog.store import Catalog, CatalogError
+from catalog.store import Catalog, CatalogError, EnvHandle
 from verifier.loadcheck import sandbox_load_check
 from verifier.replay import ReplayError, replay
 
@@ -106,7 +106,7 @@ def as_trajectory(calls):
         ids = [f"call_{start + k}" for k in range(len(batch))]
         messages.append({"role": "assistant", "content": None, "tool_calls": [
             {"id": i, "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
-            for i, c in zip(ids, batch)]})
+            for i, c in zip(ids, batch, strict=True)]})
         messages += [{"role": "tool", "tool_call_id": i, "content": "(recorded)"} for i in ids]
     messages.append({"role": "assistant", "content": "Done."})
     return messages
@@ -154,7 +154,7 @@ def desk(tmp_path_factory):
 def check_against_direct(result, module):
     expected = direct_run(module, SCRIPT)
     assert [s.call.name for s in result.steps] == [c["name"] for c in SCRIPT]
-    for step, (raised, observation, state) in zip(result.steps, expected):
+    for step, (raised, observation, state) in zip(result.steps, expected, strict=True):
         assert step.result.state == state, step.index
         if raised:
             assert step.result.outcome.value in ("crash", "invalid", "failure") and step.result.delta == []
@@ -192,14 +192,15 @@ def test_replay_of_an_openai_trajectory_matches_the_class_run_directly(desk, lay
         check_against_direct(replay(handle, None, calls, states=True, final_state=True), module)
 
 
-def test_replay_on_a_reference_env_matches_its_in_process_run(reference):
+def test_replay_on_a_reference_env_in_the_sandbox_matches_its_in_process_run(reference):
     handle = reference.get("store")
     calls = [{"name": t.name, "arguments": {}} for t in handle.manifest.tools[:3]]
     calls += [{"name": "ship_order", "arguments": {"order_id": "O-404", "carrier": "UPS"}}]
-    sandboxed = replay(handle, "spring_sale", calls, states=True)
+    as_untrusted = EnvHandle(handle.path, handle.manifest, reference=False)  # the same code, run as imported code is
+    sandboxed = replay(as_untrusted, "spring_sale", calls, states=True)
     runtime = handle.runtime()
     runtime.reset(handle.state("spring_sale"))
-    for step, call in zip(sandboxed.steps, calls):
+    for step, call in zip(sandboxed.steps, calls, strict=True):
         direct = runtime.call(call, snapshot=True)
         direct.state = direct.state or runtime.snapshot()  # invalid calls return before their snapshot
         assert (step.result.outcome, step.result.observation, step.result.delta, step.result.state) == \
@@ -214,7 +215,8 @@ def test_replay_on_a_sql_reference_env_from_a_state_file(reference, tmp_path):
     calls = [Call("borrow_book", {"member_id": "M002", "book_id": "B002"}),
              Call("borrow_book", {"member_id": "M002", "book_id": "B002"}),
              Call("return_book", {"loan_id": "no-such-loan"})]
-    by_file = replay(handle, str(path), calls, states=True, final_state=True)
+    sandboxed = EnvHandle(handle.path, handle.manifest, reference=False)
+    by_file = replay(sandboxed, str(path), calls, states=True, final_state=True)
     by_name = replay(handle, "quiet", calls, trusted=True, states=True, final_state=True)
     assert by_file.state == str(path) and by_name.state == "quiet"
     assert [s.to_dict() for s in by_file.steps] == [s.to_dict() for s in by_name.steps]
