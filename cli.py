@@ -253,9 +253,13 @@ def cmd_constraints(args: argparse.Namespace) -> int:
     return 0
 
 
+def _calls(n: int) -> str:
+    return f"{n} call{'' if n == 1 else 's'}"
+
+
 def _print_replay(result: Any, *, final_state: bool) -> None:
     """A replay as text: per call its index, call, outcome, observation, delta and diagnostics."""
-    print(f"env {result.env}, state {result.state}: {len(result.steps)} calls")
+    print(f"env {result.env}, state {result.state}: {_calls(len(result.steps))}")
     for step in result.steps:
         call, res = step.call, step.result
         print(f"[{step.index}] {call.name}({json.dumps(call.shown_arguments(), ensure_ascii=False)})"
@@ -277,7 +281,7 @@ def _print_replay(result: Any, *, final_state: bool) -> None:
     counts: dict[str, int] = {}
     for step in result.steps:
         counts[step.result.outcome.value] = counts.get(step.result.outcome.value, 0) + 1
-    print(f"{len(result.steps)} calls: " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
+    print(f"{_calls(len(result.steps))}: " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
     if final_state:
         print("final state:")
         _print_json(result.final_state)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Call", "CallFileError", "parse_calls", "read_calls"]
+__all__ = ["Call", "CallFileError", "as_call", "parse_calls", "read_calls"]
 
 
 class CallFileError(ValueError):
@@ -66,7 +66,8 @@ def _arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     return raw, None
 
 
-def _plain_call(item: Any, where: str) -> Call:
+def as_call(item: Any, where: str) -> Call:
+    """One `{"name", "arguments"}` object as a Call (arguments may be JSON text); CallFileError names `where`."""
     if not isinstance(item, dict):
         raise CallFileError(f"{where}: expected an object {{\"name\", \"arguments\"}}, got {type(item).__name__}")
     unknown = sorted(set(item) - {"name", "arguments", "id", "type"})
@@ -137,10 +138,10 @@ def _from_document(data: Any) -> list[Call]:
     if isinstance(data, list):
         if data and _is_message(data[0]):
             return _from_messages(data, "messages[{index}]")
-        return [_plain_call(item, f"item {index}") for index, item in enumerate(data)]
+        return [as_call(item, f"item {index}") for index, item in enumerate(data)]
     if _is_message(data):
         return _message_calls(data, "line 1")
-    return [_plain_call(data, "line 1")]
+    return [as_call(data, "line 1")]
 
 
 def _from_lines(lines: list[tuple[int, Any]]) -> list[Call]:
@@ -160,7 +161,7 @@ def _from_lines(lines: list[tuple[int, Any]]) -> list[Call]:
             raise CallFileError(f"line {number}: a message among calls (line {lines[0][0]} is a call, so every "
                                 "line must be a {\"name\", \"arguments\"} object)")
         else:
-            calls.append(_plain_call(item, f"line {number}"))
+            calls.append(as_call(item, f"line {number}"))
     return calls
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catalog.calls import Call
+from catalog.calls import Call, as_call
 from catalog.models import Outcome, StepResult
 from catalog.runtime import StateError
 from catalog.store import Catalog, CatalogError, EnvHandle
@@ -117,12 +117,12 @@ def replay(env: EnvHandle | str, state: str | dict[str, Any] | None, calls: Sequ
 
     `env` is a handle or an env id (looked up in `catalog`, default: the default catalog).
     `states=True` records the full state after every call; `final_state=True` the state at the end.
+    `calls` are Calls or `{"name", "arguments"}` dicts (CallFileError for a malformed one, before anything runs).
     Raises ReplayError when the env cannot be reset to the state, CatalogError for an unknown env or state.
     """
     handle = env if isinstance(env, EnvHandle) else (catalog or Catalog()).get(env)
     label, initial = resolve_state(handle, state)
-    todo = [c if isinstance(c, Call) else Call(c["name"], dict(c.get("arguments") or {}), f"item {i}")
-            for i, c in enumerate(calls)]
+    todo = [c if isinstance(c, Call) else as_call(c, f"call {i}") for i, c in enumerate(calls)]
     runtime = open_runtime(handle, trusted=trusted, timeout=timeout)
     result = ReplayResult(handle.id, label)
     try:
