@@ -61,7 +61,7 @@ class Runtime(Protocol):
 
     def call(self, action: Action | dict[str, Any], *, snapshot: bool = False) -> StepResult: ...
 
-    def snapshot(self) -> dict[str, Any]: ...
+    def snapshot(self, hidden: bool = False) -> dict[str, Any]: ...
 
 
 def local_module_names(folder: Path) -> set[str]:
@@ -261,8 +261,8 @@ class SqlRuntime:
             result.state = self.snapshot()
         return result
 
-    def snapshot(self) -> dict[str, Any]:
-        """Return the full current state as canonical JSON."""
+    def snapshot(self, hidden: bool = False) -> dict[str, Any]:
+        """Return the full current state as canonical JSON (SQL envs have no hidden state)."""
         self._require_reset()
         return _sqlstate.snapshot(self._raw, self.codecs)
 

@@ -19,7 +19,8 @@ from catalog.codec import TAG, TypeNames, UnencodableValue, decode, encode, is_p
 
 class Node:
     def __init__(self, name: str, parent: Node | None = None) -> None:
-        self.name, self.parent, self.children = name, parent, {}
+        self.name, self.parent = name, parent
+        self.children: dict[Any, Any] = {}
 
 
 class Slotted:
