@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from catalog import _tracking, codec
 from catalog.delta import apply_delta
@@ -226,3 +227,44 @@ def test_the_sandbox_matches_the_class(tmp_path: Path, env_class: type, config: 
                        result.info.get("hidden_delta", []), runtime.snapshot(hidden=True), call)
     finally:
         runtime.close()  # type: ignore[union-attr]
+
+
+class User(BaseModel):
+    name: str
+    balance: Decimal = Decimal("0")
+
+
+class Database(BaseModel):
+    users: dict[str, User] = {}
+    flags: set[str] = set()
+
+
+class Toolkit:
+    """A typed (pydantic) database, as toolkit-style envs keep theirs."""
+
+    def __init__(self) -> None:
+        self.db = Database(users={"u1": User(name="Ada", balance=Decimal("10.10"))})
+
+    def rename(self, user_id: str, name: str) -> User:
+        self.db.users[user_id].name = name
+        return self.db.users[user_id]
+
+    def flag(self, flag: str) -> bool:
+        self.db.flags.add(flag)
+        return True
+
+
+def test_pydantic_models_are_state_and_results() -> None:
+    runtime = ClassRuntime(Toolkit)
+    runtime.reset({})
+    result = runtime.call({"name": "rename", "arguments": {"user_id": "u1", "name": "Grace"}})
+    assert [op.to_dict() for op in result.delta] == [
+        {"op": "modify", "path": ["db", "attrs", "users", "u1", "attrs", "name"], "value": "Grace"}]
+    assert result.observation["type"].endswith(":User") and result.observation["attrs"]["name"] == "Grace"
+    assert [op.to_dict() for op in runtime.call({"name": "flag", "arguments": {"flag": "vip"}}).delta] == [
+        {"op": "modify", "path": ["db", "attrs", "flags", "items"], "value": ["vip"]}]
+    restored = ClassRuntime(Toolkit)
+    restored.reset(runtime.snapshot())
+    db = codec.decode(restored.snapshot(), restored.types)["db"]
+    assert isinstance(db, Database) and db.users["u1"] == User(name="Grace", balance=Decimal("10.10"))
+    assert db.model_dump() == {"users": {"u1": {"name": "Grace", "balance": Decimal("10.10")}}, "flags": {"vip"}}
