@@ -7,6 +7,7 @@ allows an installed one for this env (`--allow-module NAME`).
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -29,20 +30,26 @@ def _refused_imports(folder: Path, manifest: EnvManifest) -> None:
                             f"allow: {'; '.join(problems)}{hint}")
 
 
-def sandbox_load_check(folder: Path, manifest: EnvManifest, states: dict[str, dict[str, Any]]) -> list[ToolDescriptor]:
-    """Load `folder` in a sandbox worker and reset it with every state; its tool descriptors."""
+def sandbox_load_check(folder: Path, manifest: EnvManifest, states: dict[str, dict[str, Any]], *,
+                       pool: SandboxPool | None = None) -> list[ToolDescriptor]:
+    """Load `folder` in a sandbox worker and reset it with every state; its tool descriptors.
+
+    `pool` reuses a running sandbox (its fork server) for several imports; by default one is
+    started for this check.
+    """
     _refused_imports(folder, manifest)
     tools: list[dict[str, Any]] | None = None
     options = runtime_options(manifest)
     name = manifest.name
-    with SandboxPool(1, timeout=DEFAULT_TIMEOUT, load_timeout=20.0) as pool:
+    with contextlib.nullcontext(pool) if pool is not None else \
+            SandboxPool(1, timeout=DEFAULT_TIMEOUT, load_timeout=20.0) as running:
         for state_name, config in states.items():
             job = Job(str(folder), "class", [], entry=manifest.entry, init=options["init"],
                       failure_exceptions=options["failure_exceptions"], convention=options["convention"],
                       failure=options["failure"], strict_args=options["strict_args"],
                       allow_modules=list(manifest.allow_modules), state=config, snapshot=True,
                       describe=tools is None)
-            result = pool.run(job)
+            result = running.run(job)
             if result.event:
                 event = result.event.removeprefix("crash: ")
                 if result.event.startswith("forbidden: import"):

@@ -8,23 +8,24 @@ forced-convention variants use the in-process check (trusted: the project wrote 
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import shutil
 import sys
 from pathlib import Path
 from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
 import cli
 from catalog.failures import infer_failure
-from catalog.importer import ImportProblem, import_env
+from catalog.importer import ImportProblem, LoadCheck, import_env
 from catalog.models import FailureConvention, Outcome
 from catalog.runtime import outcome_of
-from catalog.store import Catalog
+from catalog.store import Catalog, EnvHandle
 from verifier.loadcheck import sandbox_load_check
-from verifier.sandbox import Job, SandboxPool
-from verifier.session import open_runtime
+from verifier.sandbox import Job, JobResult, SandboxPool
 
 CONVENTIONS = Path(__file__).resolve().parents[1] / "fixtures" / "external" / "conventions"
 BANK = CONVENTIONS / "bank_class" / "bank_env.py"
@@ -56,11 +57,31 @@ def _airline_tools() -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+def pool() -> Iterator[SandboxPool]:
+    """One sandbox for the module's imports and runs (a worker per env version, one fork server)."""
+    with SandboxPool(2) as running:
+        yield running
+
+
+def sandboxed(pool: SandboxPool) -> LoadCheck:
+    """The CLI's load check (the module's code runs only in the sandbox), on the shared pool."""
+    return functools.partial(sandbox_load_check, pool=pool)
+
+
+def run(pool: SandboxPool, handle: EnvHandle, state: str, calls: list[tuple[str, dict[str, Any]]]) -> JobResult:
+    """Calls in order from a named state, in the sandbox, with the state after the last one."""
+    actions = [{"name": name, "arguments": arguments} for name, arguments in calls]
+    result = pool.run(Job.for_env(handle, actions, state_name=state, snapshot=True))
+    assert result.event is None, result.event
+    return result
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory, pool: SandboxPool) -> Catalog:
     """All four fixtures imported as the CLI does it: detected, and checked in the sandbox."""
     catalog = Catalog(tmp_path_factory.mktemp("catalog"))
     for path, configs, env_id, _ in CASES.values():
-        import_env(path, catalog, configs=configs, env_id=env_id, check=sandbox_load_check)
+        import_env(path, catalog, configs=configs, env_id=env_id, check=sandboxed(pool))
     return catalog
 
 
@@ -93,7 +114,7 @@ def test_tool_schemas_come_from_the_code(imported: Catalog) -> None:
     assert library.tool("give_back").parameters["properties"]["days_late"]["default"] == 0
 
 
-def test_airline_calls_in_the_sandbox_match_the_original_code(imported: Catalog) -> None:
+def test_airline_calls_in_the_sandbox_match_the_original_code(imported: Catalog, pool: SandboxPool) -> None:
     handle = imported.get("airline")
     data_dir = CONVENTIONS / "airline_tools" / "airline" / "data"
     data = {p.stem: json.loads(p.read_text()) for p in sorted(data_dir.glob("*.json"))}
@@ -103,40 +124,37 @@ def test_airline_calls_in_the_sandbox_match_the_original_code(imported: Catalog)
              ("cancel_reservation", {"reservation_id": "R100"}),
              ("cancel_reservation", {"reservation_id": "R100"}),
              ("list_flights", {"origin": "JFK", "destination": "SFO"})]
-    with open_runtime(handle) as runtime:
-        runtime.reset(handle.state("data"))
-        for name, arguments in calls:
-            expected = by_name[name].invoke(data, **arguments)
-            result = runtime.call({"name": name, "arguments": arguments})
-            assert result.observation == expected
-            assert result.outcome is (Outcome.FAILURE if expected.startswith("Error:") else Outcome.SUCCESS)
-        assert runtime.snapshot() == data
+    result = run(pool, handle, "data", calls)
+    for (name, arguments), call in zip(calls, result.calls, strict=True):
+        expected = by_name[name].invoke(data, **arguments)
+        assert call.observation == expected
+        assert call.outcome == ("failure" if expected.startswith("Error:") else "success")
+    assert result.calls[-1].state == data
 
 
-def test_toolkit_and_functions_run_in_the_sandbox(imported: Catalog) -> None:
-    shop = imported.get("tea-shop")
-    with open_runtime(shop) as runtime:
-        runtime.reset(shop.state("shop_db"))
-        placed = runtime.call({"name": "place_order", "arguments": {"order_id": "O2", "customer": "bo", "sku": 101,
-                                                                   "quantity": 3}})
-        assert placed.outcome is Outcome.SUCCESS and placed.observation["status"] == "placed"
-        refused = runtime.call({"name": "place_order", "arguments": {"order_id": "O3", "customer": "bo", "sku": 102,
-                                                                    "quantity": 1}})
-        assert refused.outcome is Outcome.FAILURE and "Cannot order 1 of 102" in refused.observation["error"]
-        assert runtime.call({"name": "order_total", "arguments": {"order_id": "O1"}}).observation == "25.00"
-        assert runtime.call({"name": "tool_types", "arguments": {}}).outcome is Outcome.INVALID
-        state = runtime.snapshot()
-    assert state["products"]["101"]["stock"] == 1 and set(state["orders"]) == {"O1", "O2"}
-    library = imported.get("lending")
-    with open_runtime(library) as runtime:
-        runtime.reset(library.state("empty"))  # no config: the module's own dict is the state
-        owes = runtime.call({"name": "borrow", "arguments": {"member_id": "m2", "book": 1}})
-        assert owes.outcome is Outcome.FAILURE and owes.observation == {"error": "member owes 1.50"}
-        lent = runtime.call({"name": "borrow", "arguments": {"member_id": "m1", "book": 1}})
-        assert lent.observation == {"success": True, "loans": [1, 2]}
-        back = runtime.call({"name": "give_back", "arguments": {"member_id": "m1", "book": 2, "days_late": 3}})
-        assert back.observation == {"success": True, "fees": "0.75"}
-        assert runtime.call({"name": "find_books", "arguments": {"genre": "sf"}}).observation == [1, 3]
+def test_toolkit_and_functions_run_in_the_sandbox(imported: Catalog, pool: SandboxPool) -> None:
+    shop = run(pool, imported.get("tea-shop"), "shop_db", [
+        ("place_order", {"order_id": "O2", "customer": "bo", "sku": 101, "quantity": 3}),
+        ("place_order", {"order_id": "O3", "customer": "bo", "sku": 102, "quantity": 1}),
+        ("tool_types", {}),
+        ("order_total", {"order_id": "O1"})])
+    placed, refused, hidden, total = shop.calls
+    assert placed.outcome == "success" and placed.observation["status"] == "placed"
+    assert refused.outcome == "failure" and "Cannot order 1 of 102" in refused.observation["error"]
+    assert total.observation == "25.00"
+    assert hidden.outcome == "invalid"  # a public method without the tool decorator is not a tool
+    assert total.state is not None
+    assert total.state["products"]["101"]["stock"] == 1 and set(total.state["orders"]) == {"O1", "O2"}
+    library = run(pool, imported.get("lending"), "empty", [  # no config: the module's own dict is the state
+        ("borrow", {"member_id": "m2", "book": 1}),
+        ("borrow", {"member_id": "m1", "book": 1}),
+        ("give_back", {"member_id": "m1", "book": 2, "days_late": 3}),
+        ("find_books", {"genre": "sf"})])
+    owes, lent, back, found = library.calls
+    assert owes.outcome == "failure" and owes.observation == {"error": "member owes 1.50"}
+    assert lent.observation == {"success": True, "loans": [1, 2]}
+    assert back.observation == {"success": True, "fees": "0.75"}
+    assert found.observation == [1, 3]
 
 
 @pytest.mark.parametrize(("path", "forced", "expected"), [
@@ -149,24 +167,22 @@ def test_a_wrong_convention_forced_is_explained(tmp_path: Path, path: Path, forc
         import_env(path, Catalog(tmp_path), convention=forced)  # type: ignore[arg-type]
 
 
-def test_package_path_needs_its_root_and_then_works_in_the_sandbox(tmp_path: Path) -> None:
+def test_package_path_needs_its_root_and_then_works_in_the_sandbox(tmp_path: Path, pool: SandboxPool) -> None:
     catalog = Catalog(tmp_path / "catalog")
     stock = CONVENTIONS / "pkgpath" / "stock.json"
     with pytest.raises(ImportProblem, match=r"`shoppkg` is not installed and looks like the package shop.py is in "
                                             r".*pass --package-root .*pkgpath/src"):
-        import_env(CORNER, catalog, configs=[stock], check=sandbox_load_check)
-    report = import_env(CORNER, catalog, configs=[stock], check=sandbox_load_check,
+        import_env(CORNER, catalog, configs=[stock], check=sandboxed(pool))
+    report = import_env(CORNER, catalog, configs=[stock], check=sandboxed(pool),
                         package_root=CONVENTIONS / "pkgpath" / "src")
     assert report.files == ["env.py", "shoppkg/__init__.py", "shoppkg/tools/__init__.py",
                             "shoppkg/tools/inventory.py", "shoppkg/tools/pricing.py"]
     handle = report.handle
     assert "from shoppkg.tools.pricing import price_of" in handle.source()  # the relative import, made absolute
-    with open_runtime(handle) as runtime:
-        runtime.reset(handle.state("stock"))
-        sold = runtime.call({"name": "sell", "arguments": {"sku": 1, "quantity": 2}})
-        assert sold.observation == {"success": True, "total": "6.40"}
-        too_many = runtime.call({"name": "sell", "arguments": {"sku": 2, "quantity": 41}})
-        assert too_many.outcome is Outcome.FAILURE and "not enough of 2" in too_many.observation["error"]
+    sold, too_many = run(pool, handle, "stock", [("sell", {"sku": 1, "quantity": 2}),
+                                                  ("sell", {"sku": 2, "quantity": 41})]).calls
+    assert sold.observation == {"success": True, "total": "6.40"}
+    assert too_many.outcome == "failure" and "not enough of 2" in too_many.observation["error"]
     # naming the package folder itself works too
     again = import_env(CORNER, Catalog(tmp_path / "other"), configs=[stock],
                        package_root=CONVENTIONS / "pkgpath" / "src" / "shoppkg")
@@ -179,7 +195,7 @@ def _copy_pkg(tmp_path: Path) -> Path:
     return target
 
 
-def test_package_root_messages_tell_the_cases_apart(tmp_path: Path) -> None:
+def test_package_root_messages_tell_the_cases_apart(tmp_path: Path, pool: SandboxPool) -> None:
     src = _copy_pkg(tmp_path)
     entry = src / "shoppkg" / "envs" / "shop.py"
     (src / "shoppkg" / "tools" / "inventory.py").rename(src / "shoppkg" / "tools" / "stock.py")
@@ -190,7 +206,7 @@ def test_package_root_messages_tell_the_cases_apart(tmp_path: Path) -> None:
     (src / "shoppkg" / "tools" / "pricing.py").write_text("PRICES = {1: 1 / 0}\n\ndef price_of(sku, n):\n    return 0\n")
     with pytest.raises(ImportProblem, match=r"imports a module that fails \(shoppkg/tools/pricing.py\): "
                                             r"ZeroDivisionError: division by zero"):
-        import_env(entry, Catalog(tmp_path / "c2"), package_root=src, check=sandbox_load_check)
+        import_env(entry, Catalog(tmp_path / "c2"), package_root=src, check=sandboxed(pool))
     (src / "shoppkg" / "tools" / "pricing.py").write_text("def price_of(sku, n)\n    return 0\n")
     with pytest.raises(ImportProblem, match=r"imports a module that fails: shoppkg/tools/pricing.py: SyntaxError"):
         import_env(entry, Catalog(tmp_path / "c3"), package_root=src)
@@ -200,26 +216,25 @@ def test_package_root_messages_tell_the_cases_apart(tmp_path: Path) -> None:
         import_env(needs, Catalog(tmp_path / "c4"))
 
 
-def test_an_allowed_installed_module_runs_in_the_sandbox_for_that_env_only(tmp_path: Path) -> None:
+def test_an_allowed_installed_module_runs_in_the_sandbox_for_that_env_only(tmp_path: Path, pool: SandboxPool) -> None:
     pytest.importorskip("yaml")
     catalog = Catalog(tmp_path)
     config = [SETTINGS.parent / "settings.json"]
     with pytest.raises(ImportProblem, match=r"does not allow: import yaml .*--allow-module yaml"):
-        import_env(SETTINGS, catalog, configs=config, check=sandbox_load_check)
+        import_env(SETTINGS, catalog, configs=config, check=sandboxed(pool))
     with pytest.raises(ImportProblem, match=r"^--allow-module surely_absent_pkg_xyz: no installed module"):
         import_env(SETTINGS, catalog, configs=config, allow_modules=["surely_absent_pkg_xyz"])
-    report = import_env(SETTINGS, catalog, configs=config, check=sandbox_load_check, allow_modules=["yaml"])
+    report = import_env(SETTINGS, catalog, configs=config, check=sandboxed(pool), allow_modules=["yaml"])
     handle = report.handle
     assert handle.manifest.allow_modules == ["yaml"]
     job = Job.for_env(handle, [{"name": "set_value", "arguments": {"key": "lang", "value": "fr"}},
                                {"name": "export", "arguments": {}}], state_name="settings")
-    with SandboxPool(1) as pool:
-        allowed = pool.run(job)
-        assert allowed.event is None
-        assert allowed.calls[1].observation == "lang: fr\ntheme: dark\n"
-        job.allow_modules = []  # the same folder without the allowance: refused, in a worker of its own
-        refused = pool.run(job)
-        assert refused.event is not None and refused.event.startswith("forbidden: import yaml")
+    allowed = pool.run(job)
+    assert allowed.event is None
+    assert allowed.calls[1].observation == "lang: fr\ntheme: dark\n"
+    job.allow_modules = []  # the same folder without the allowance: refused, in a worker of its own
+    refused = pool.run(job)
+    assert refused.event is not None and refused.event.startswith("forbidden: import yaml")
 
 
 def test_failure_conventions_are_read_from_the_syntax_tree(imported: Catalog) -> None:
@@ -255,7 +270,7 @@ def test_cli_import_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     path, configs, _, _ = CASES["tool_classes"]
     root = str(tmp_path / "catalog")
     status = cli.main(["catalog", "import", str(path), "--config", str(configs[0]), "--id", "air", "--catalog", root,
-                       "--convention", "tool_classes", "--error-prefix", "Sorry,", "--json"])
+                       "--convention", "tool_classes", "--error-prefix", "Sorry,", "--json", "--trusted"])
     out = json.loads(capsys.readouterr().out)
     assert status == 0 and out["convention"] == "tool_classes" and out["failure"]["error_prefixes"] == ["Error:", "Sorry,"]
     assert cli.main(["catalog", "show", "air", "--catalog", root]) == 0
