@@ -14,6 +14,7 @@ from typing import Any
 from catalog.importer import ImportProblem
 from catalog.models import EnvManifest, ToolDescriptor
 from catalog.store import runtime_options
+from verifier._worker import PRUNED
 from verifier.allowlist import check_imports
 from verifier.sandbox import DEFAULT_TIMEOUT, Job, SandboxPool
 
@@ -21,6 +22,10 @@ __all__ = ["sandbox_load_check"]
 
 
 def _refused_imports(folder: Path, manifest: EnvManifest) -> None:
+    never = sorted(set(manifest.allow_modules) & set(PRUNED))
+    if never:
+        raise ImportProblem(f"--allow-module {never[0]}: the sandbox never allows it (it gives processes, sockets or "
+                            "native calls)")
     problems = check_imports(folder, manifest.allow_modules)
     if problems:
         names = sorted({p.split()[1].split(".")[0] for p in problems if p.startswith("import ")})

@@ -222,6 +222,8 @@ def test_an_allowed_installed_module_runs_in_the_sandbox_for_that_env_only(tmp_p
     config = [SETTINGS.parent / "settings.json"]
     with pytest.raises(ImportProblem, match=r"does not allow: import yaml .*--allow-module yaml"):
         import_env(SETTINGS, catalog, configs=config, check=sandboxed(pool))
+    with pytest.raises(ImportProblem, match=r"^--allow-module subprocess: the sandbox never allows it"):
+        import_env(SETTINGS, catalog, configs=config, allow_modules=["subprocess"], check=sandboxed(pool))
     with pytest.raises(ImportProblem, match=r"^--allow-module surely_absent_pkg_xyz: no installed module"):
         import_env(SETTINGS, catalog, configs=config, allow_modules=["surely_absent_pkg_xyz"])
     report = import_env(SETTINGS, catalog, configs=config, check=sandboxed(pool), allow_modules=["yaml"])
