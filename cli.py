@@ -278,7 +278,8 @@ def cmd_import(args: argparse.Namespace) -> int:
                      "convention": report.convention, "failure": report.failure.model_dump(),
                      "allow_modules": handle.manifest.allow_modules, "optional_missing": report.optional_missing})
         return 0
-    print(f"Imported {handle.manifest.name} ({report.convention} convention) as {handle.id} into {handle.path}")
+    print(f"Imported {handle.manifest.name} as {handle.id} into {handle.path}")
+    print(f"  convention: {report.convention}" + (f", entry {handle.manifest.entry}" if handle.manifest.entry else ""))
     print(f"  files: {', '.join(report.files)}")
     print(f"  tools ({len(handle.manifest.tools)}): {', '.join(t.name for t in handle.manifest.tools)}")
     print(f"  states: {', '.join(handle.state_names())}")

@@ -353,19 +353,29 @@ def _database_type(toolkit: type) -> Any:
     raise ConventionError(f"{toolkit.__name__}: cannot tell its database class (annotate `db` with a pydantic model)")
 
 
+def _decorators(function: Callable[..., Any]) -> set[str]:
+    """Names of the decorators on a function, read from its source (decorators leave no trace otherwise)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return set()
+    return {_decorator_name(d) for d in node.decorator_list} - _PLAIN_DECORATORS - {""}
+
+
 def _toolkit_tools(toolkit: type) -> list[str]:
-    names: list[str] = []
-    for klass in reversed(toolkit.__mro__):
-        if klass is object:
-            continue
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
-        except (OSError, TypeError, SyntaxError):
-            continue
-        node = next((n for n in tree.body if isinstance(n, ast.ClassDef)), None)
-        if node is not None:
-            names += [n for n in marked_tools(node) if n not in names]
-    return names
+    """Public methods carrying the toolkit's tool decorator (the one most public methods carry), in definition order."""
+    order = [n for klass in reversed(toolkit.__mro__) for n in vars(klass)]
+    members = sorted(((n, f) for n, f in inspect.getmembers(toolkit, callable)
+                      if not n.startswith("_") and inspect.isfunction(f)), key=lambda item: order.index(item[0]))
+    marks = {name: _decorators(function) for name, function in members}
+    counts = Counter(mark for found in marks.values() for mark in found)
+    if not counts:
+        return []
+    marker = max(sorted(counts), key=lambda m: counts[m])
+    return [name for name, _ in members if marker in marks[name]]
 
 
 def _toolkit_env(module: ModuleType, entry: str | None) -> type:
