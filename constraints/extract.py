@@ -62,8 +62,8 @@ def shared_spec(source: str, kind: str, entry: str | None = None, *, failure_exc
 
     Extraction is pure in its arguments, so recent results are kept by their hash.
     """
-    key = hashlib.sha256(json.dumps([source, kind, entry, failure_exceptions, declared_kinds],
-                                    sort_keys=True).encode()).hexdigest()
+    options = json.dumps([kind, entry, failure_exceptions, declared_kinds], sort_keys=True)
+    key = hashlib.sha256(f"{options}\0{source}".encode()).hexdigest()  # the source is hashed as is: no escaping
     with _LOCK:
         cached = _CACHE.get(key)
     if cached is None:
