@@ -25,6 +25,7 @@ from catalog.envkit import DEFAULT_CLOCK, META_TABLE, ToolError, fail, ok
 from catalog.jsonable import to_jsonable
 from catalog.models import Outcome
 from catalog.runtime import outcome_of
+from constraints.spec import ConstraintSpec
 
 MAX_STEPS = 200_000
 INT64 = (-(2**63), 2**63 - 1)
@@ -202,11 +203,11 @@ def _genuine(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 class Interpreter:
     """Runs one tool of a spec on one state; `run` returns (observation, outcome, delta)."""
 
-    def __init__(self, spec: dict[str, Any], state: dict[str, Any]) -> None:
+    def __init__(self, spec: ConstraintSpec, state: dict[str, Any]) -> None:
         self.spec = spec
         self.state = state
         self.steps = 0
-        self.tables = {**spec.get("tables", {}), META_TABLE: META_SCHEMA}
+        self.tables = {**spec.tables, META_TABLE: META_SCHEMA}
         self._rows: dict[str, dict[str, Row]] = {}
         self._constants: dict[str, Any] = {}
         self._class_state: dict[str, Any] | None = None
@@ -215,25 +216,25 @@ class Interpreter:
 
     # --- entry point --------------------------------------------------------------------
     def run(self, tool: str, arguments: dict[str, Any]) -> tuple[Any, Outcome, list[DeltaOp]]:
-        if tool not in self.spec["tools"]:
+        if tool not in self.spec.tools:
             raise Abstain(f"unknown tool {tool}")
-        method = self.spec["methods"][tool]
-        params = {p["name"]: p for p in self.spec["tools"][tool]["params"]}
+        method = self.spec.methods[tool]
+        params = {p.name: p for p in self.spec.tools[tool].params}
         for name, value in arguments.items():  # the runtimes refuse ill-typed arguments the same way
-            problem = type_problem(name, params[name].get("annotation"), value) if name in params else None
+            problem = type_problem(name, params[name].annotation, value) if name in params else None
             if problem:
                 return {"error": f"Bad arguments for {tool}: {problem}"}, Outcome.INVALID, []
         try:
             result = self.call_function(Function(method, SELF), [], dict(arguments))
         except Genuine as raised:
             name = type(raised.error).__name__
-            if isinstance(raised.error, ToolError) or name in self.spec["failure_exceptions"]:
+            if isinstance(raised.error, ToolError) or name in self.spec.failure_exceptions:
                 return {"success": False, "error": str(raised.error)}, Outcome.FAILURE, []
             raise Abstain(f"the tool raises {name}: {raised.error}") from None
         except RecursionError:
             raise Abstain("recursion too deep") from None
         observation = self.to_json(result)
-        if self.spec["kind"] == "sql":
+        if self.spec.kind == "sql":
             after = self.sql_state()
         else:
             after = self.to_json(self.class_state())
@@ -534,16 +535,16 @@ class Interpreter:
             return local[name]
         if name in self._constants:
             return self._constants[name]
-        if name in self.spec["constants"]:
-            value = self.eval(self.spec["constants"][name], {})
+        if name in self.spec.constants:
+            value = self.eval(self.spec.constants[name], {})
             self._constants[name] = value
             return value
-        if name in self.spec["functions"]:
-            return Function(self.spec["functions"][name])
-        if name in self.spec.get("models", {}):
-            return ModelRef(self.spec["models"][name])
-        if name in self.spec["imports"]:
-            origin = self.spec["imports"][name]
+        if name in self.spec.functions:
+            return Function(self.spec.functions[name])
+        if name in self.spec.models:
+            return ModelRef(self.spec.models[name])
+        if name in self.spec.imports:
+            origin = self.spec.imports[name]
             if origin in KNOWN_IMPORTS:
                 return KNOWN_IMPORTS[origin]
             return Opaque(origin)
@@ -614,25 +615,25 @@ class Interpreter:
 
     # --- the env object ---------------------------------------------------------------------
     def self_method(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        if self.spec["kind"] == "sql" and name in ("get", "select", "add", "delete", "now", "new_id"):
+        if self.spec.kind == "sql" and name in ("get", "select", "add", "delete", "now", "new_id"):
             return getattr(self, f"sql_{name}")(*args, **kwargs)
-        if name in self.spec["methods"]:
-            return self.call_function(Function(self.spec["methods"][name], SELF), args, kwargs)
+        if name in self.spec.methods:
+            return self.call_function(Function(self.spec.methods[name], SELF), args, kwargs)
         raise Abstain(f"self.{name} is not modelled")
 
     def get_self(self, name: str) -> Any:
-        if name in self.spec["methods"]:
-            return Function(self.spec["methods"][name], SELF)
-        if self.spec["kind"] == "class":
+        if name in self.spec.methods:
+            return Function(self.spec.methods[name], SELF)
+        if self.spec.kind == "class":
             state = self.class_state()
             if name in state:
                 return state[name]
-        if name in self.spec.get("class_constants", {}):
-            return self.eval(self.spec["class_constants"][name], {})
+        if name in self.spec.class_constants:
+            return self.eval(self.spec.class_constants[name], {})
         raise Abstain(f"self.{name} is not in the state")
 
     def set_self(self, name: str, value: Any) -> None:
-        if self.spec["kind"] != "class" or name.startswith("_"):
+        if self.spec.kind != "class" or name.startswith("_"):
             raise Abstain(f"assignment to self.{name}")
         self.class_state()[name] = value
 
