@@ -21,6 +21,7 @@ from catalog.jsonable import json_equal
 from catalog.models import Action, Outcome, StepResult
 from catalog.store import EnvHandle
 from constraints.extract import extract_spec, template_regex
+from constraints.normalize import env_modules
 from constraints.simulate import SpecSimulator
 from constraints.spec import ConstraintSpec, Param
 
@@ -36,8 +37,10 @@ ISO = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}|$)")
 def spec_of(handle: EnvHandle) -> ConstraintSpec:
     """Extract the constraint spec of a catalog env from its source (no import)."""
     manifest = handle.manifest
+    convention = manifest.convention or "class"
     return extract_spec(handle.source(), manifest.kind, manifest.entry,
-                        failure_exceptions=manifest.failure_exceptions)
+                        failure_exceptions=manifest.failure_exceptions, convention=convention,
+                        modules=env_modules(handle.path) if convention != "class" else None)
 
 
 def _shifted(value: str) -> list[str]:

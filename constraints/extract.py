@@ -15,12 +15,14 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Mapping
 from typing import Any, cast
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from constraints.ir import Node, Translator, render, walk
+from constraints.normalize import MARK, NormalizeError, class_source
 from constraints.schema import annotation_kind, function_ir, imports_of, literal_values, module_parts, table_of
 from constraints.spec import (ConstraintSpec, Effect, Expr, Guard, Kind, Message, Param, ResultShape, ToolKind, ToolSpec,
                               Unfollowed)
@@ -42,26 +44,42 @@ class ExtractionError(ValueError):
 # are cached too, so a module that cannot be analysed costs one parse, not one per sample.
 _CACHE: dict[str, ConstraintSpec | ExtractionError] = {}
 _CACHE_SIZE = 256
+_UNFOLLOWED = "<unfollowed use of the state>"
 _LOCK = threading.Lock()
 
 
 def extract_spec(source: str, kind: str, entry: str | None = None, *, failure_exceptions: list[str] | None = None,
-                 declared_kinds: dict[str, str] | None = None) -> ConstraintSpec:
-    """Return the constraint spec of an env module of either convention; the caller's own copy.
+                 declared_kinds: dict[str, str] | None = None, convention: str = "class",
+                 modules: Mapping[str, str] | None = None) -> ConstraintSpec:
+    """Return the constraint spec of an env module of either kind; the caller's own copy.
 
+    An imported class env of another code convention (`convention`: tool_classes, toolkit,
+    functions; `modules`: the env folder's other files, see constraints.normalize.env_modules)
+    is first rewritten into the class convention it runs as (constraints.normalize).
     Raises ExtractionError for a module that cannot be analysed (odd code that trips the
     analysis counts as such, with the cause in the message).
     """
     return copy.deepcopy(shared_spec(source, kind, entry, failure_exceptions=failure_exceptions,
-                                     declared_kinds=declared_kinds))
+                                     declared_kinds=declared_kinds, convention=convention, modules=modules))
 
 
 def shared_spec(source: str, kind: str, entry: str | None = None, *, failure_exceptions: list[str] | None = None,
-                declared_kinds: dict[str, str] | None = None) -> ConstraintSpec:
+                declared_kinds: dict[str, str] | None = None, convention: str = "class",
+                modules: Mapping[str, str] | None = None) -> ConstraintSpec:
     """Like extract_spec, but the cached spec itself: shared between callers and threads, never mutate it.
 
     Extraction is pure in its arguments, so recent results are kept by their hash.
     """
+    if convention != "class":
+        if kind != "class":
+            raise ExtractionError(f"convention {convention!r} is for class envs, not {kind!r}")
+        try:
+            normalized = class_source(source, convention, entry, modules)
+        except (NormalizeError, SyntaxError, RecursionError) as exc:
+            raise ExtractionError(f"cannot read the {convention} convention: {exc}") from None
+        spec = shared_spec(normalized.source, kind, normalized.entry, failure_exceptions=failure_exceptions,
+                           declared_kinds=declared_kinds)
+        return _with_markers(spec)
     options = json.dumps([kind, entry, failure_exceptions, declared_kinds], sort_keys=True)
     key = hashlib.sha256(f"{options}\0{source}".encode()).hexdigest()  # the source is hashed as is: no escaping
     with _LOCK:
@@ -81,6 +99,25 @@ def shared_spec(source: str, kind: str, entry: str | None = None, *, failure_exc
     if isinstance(cached, ExtractionError):
         raise cached
     return cached
+
+
+def _with_markers(spec: ConstraintSpec) -> ConstraintSpec:
+    """Where the rewrite left an abstain marker in a tool, its writes are not fully known: say so.
+
+    (A marker stands for a use of the data dict or database the rewrite could not follow,
+    e.g. passed whole to a helper that writes through it.)  Idempotent, so the cached spec
+    can be marked in place once.
+    """
+    with _LOCK:
+        for tool in spec.tools.values():
+            marks = [u.src for u in tool.unsupported if u.src and MARK in u.src and u.src.lstrip("(").startswith("lambda")]
+            if marks and not any(e.path == [_UNFOLLOWED] for e in tool.effects):
+                why = marks[0].split(MARK, 1)[1].rstrip('")')
+                tool.effects.append(Effect(line=tool.line, op="unknown", path=[_UNFOLLOWED], unfollowed=why))
+                tool.write_set = sorted({*tool.write_set, _UNFOLLOWED})
+                tool.inferred_kind = "write"
+                tool.kind_mismatch = False
+    return spec
 
 
 def guess_entry(code: str) -> str | None:
