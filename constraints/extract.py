@@ -113,7 +113,7 @@ def _with_markers(spec: ConstraintSpec) -> ConstraintSpec:
             marks = [u.src for u in tool.unsupported if u.src and MARK in u.src and u.src.lstrip("(").startswith("lambda")]
             if marks and not any(e.path == [_UNFOLLOWED] for e in tool.effects):
                 why = marks[0].split(MARK, 1)[1].rstrip('")')
-                tool.effects.append(Effect(line=tool.line, op="unknown", path=[_UNFOLLOWED], unfollowed=why))
+                tool.effects.append(Effect(line=tool.line or 0, op="unknown", path=[_UNFOLLOWED], unfollowed=why))
                 tool.write_set = sorted({*tool.write_set, _UNFOLLOWED})
                 tool.inferred_kind = "write"
                 tool.kind_mismatch = False

@@ -140,6 +140,18 @@ class _Rewrite(cst.CSTTransformer):
         self.taken = taken
         self.calls = dict(calls or {})  # module function -> method name (functions convention)
 
+    def visit_Parameters(self, node: cst.Parameters) -> bool:
+        return False  # defaults are evaluated where the function is defined: left as they are (a use abstains)
+
+    def visit_Annotation(self, node: cst.Annotation) -> bool:
+        return False
+
+    def visit_Global(self, node: cst.Global) -> bool:
+        return False  # a declaration, not a use (a function that rebinds the name is marked as a whole)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> bool:
+        return False
+
     def _context(self, node: cst.CSTNode) -> ExpressionContext | None:
         return self.get_metadata(ExpressionContextProvider, node, None)
 
@@ -218,10 +230,17 @@ def _rewrite(function: cst.FunctionDef, transformer: _Rewrite) -> cst.FunctionDe
     return rewritten
 
 
+def _statements(suite: cst.BaseSuite) -> list[cst.BaseStatement]:
+    """The statements of a block (a one-line `x: pass` body as one statement line)."""
+    if isinstance(suite, cst.IndentedBlock):
+        return list(suite.body)
+    assert isinstance(suite, cst.SimpleStatementSuite)
+    return [cst.SimpleStatementLine(list(suite.body))]
+
+
 def _with_first(function: cst.FunctionDef, statement: cst.SimpleStatementLine) -> cst.FunctionDef:
     """Put `statement` first in the body, after a docstring."""
-    body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else [
-        cst.SimpleStatementLine(list(function.body.body))]
+    body = _statements(function.body)
     at = 1 if function.get_docstring() is not None else 0
     body.insert(at, statement)
     return function.with_changes(body=cst.IndentedBlock(body=body))
@@ -252,24 +271,27 @@ def _state_keys(functions: Sequence[cst.FunctionDef], holder: str, taken: set[st
             if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == holder and \
                     isinstance(node.slice, ast.Constant) and _usable_key(node.slice.value, taken) and \
                     node.slice.value not in keys:
-                keys.append(node.slice.value)
+                keys.append(str(node.slice.value))
     return keys
 
 
 def _class(name: str, doc: str | None, members: Sequence[cst.BaseStatement]) -> cst.ClassDef:
-    body: list[cst.BaseStatement] = []
+    body: list[cst.BaseStatement | cst.BaseSmallStatement] = []
     if doc:
         body.append(cst.SimpleStatementLine([cst.Expr(cst.SimpleString(json.dumps(doc)))]))
     body.extend(members)
-    return cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine([cst.Pass()])]))
+    return cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock(
+        body=[b for b in body if isinstance(b, cst.BaseStatement)] or [cst.SimpleStatementLine([cst.Pass()])]))
 
 
 def _emit(header: Sequence[cst.BaseStatement], klass: cst.ClassDef) -> str:
-    return cst.Module(body=[*header, klass]).code
+    body = [s for s in header if isinstance(s, (cst.SimpleStatementLine, cst.BaseCompoundStatement))]
+    return cst.Module(body=[*body, klass]).code
 
 
 def _bound_names(statement: cst.BaseStatement) -> list[str]:
     """Names a module-level statement binds (imports, assignments, defs, classes)."""
+    assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
     parsed = ast.parse(cst.Module(body=[statement]).code).body
     names: list[str] = []
     for node in parsed:
@@ -303,6 +325,85 @@ def _decorator_names(function: cst.FunctionDef) -> list[str]:
         names.append(node.attr.value if isinstance(node, cst.Attribute) else
                      node.value if isinstance(node, cst.Name) else "?")
     return names
+
+
+_HOOKS = {"__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__init_subclass__", "__set_name__",
+          "__class_getitem__", "__new__"}
+_PLAIN_BASES = {"object", "ABC", "abc.ABC", "Generic"}
+
+
+def _class_problem(klass: cst.ClassDef, path: str, modules: Mapping[str, str], names: set[str],
+                   depth: int = 0) -> str | None:
+    """Why a class's attribute access may work beyond its own body (None if it does not).
+
+    Its bases must be plain or env classes (found by their imports) that are plain in turn: no
+    metaclass or class decorator, no attribute hooks, no descriptors (decorated methods), and no
+    computed class attributes, and no binding of `names`. (A plain method or literal in a base
+    cannot change what the rewritten class resolves: its own methods and the instance's
+    attributes come first, and any other `self.x` abstains.)
+    """
+    if klass.keywords or klass.decorators:
+        return f"class {klass.name.value} has a metaclass, class keywords or decorators"
+    if depth > 8:
+        return "the class hierarchy is too deep to read"
+    for base in klass.bases:
+        dotted = cst.Module(body=[]).code_for_node(base.value)
+        if dotted in _PLAIN_BASES or dotted.startswith("Generic["):
+            continue
+        found = _find_class(path, dotted, modules)
+        if found is None:
+            return f"base class {dotted} of {klass.name.value} is not env code the rewrite can read"
+        base_path, base_class = found
+        for statement in _statements(base_class.body):
+            bound = set(_bound_names(statement)) if not _is_docstring(statement) else set()
+            if bound & _HOOKS:
+                return f"base class {dotted} defines {', '.join(sorted(bound & _HOOKS))}"
+            if isinstance(statement, cst.FunctionDef) and \
+                    [d for d in _decorator_names(statement) if d not in ("staticmethod", "classmethod", "abstractmethod")]:
+                return f"base class {dotted} defines a decorated member {statement.name.value}"
+            if bound & names:
+                return f"base class {dotted} binds {', '.join(sorted(bound & names))}"
+            if isinstance(statement, cst.SimpleStatementLine) and not _literal_bindings(statement):
+                return f"base class {dotted} binds a computed class attribute (it may be a descriptor)"
+        problem = _class_problem(base_class, base_path, modules, names, depth + 1)
+        if problem:
+            return problem
+    return None
+
+
+def _literal_bindings(statement: cst.SimpleStatementLine) -> bool:
+    """Every assignment in the statement binds a literal (no descriptor can hide in it)."""
+    for node in ast.parse(cst.Module(body=[statement]).code).body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and value is not None:
+            try:
+                ast.literal_eval(value)
+            except ValueError:
+                return False
+        elif not isinstance(node, (ast.AnnAssign, ast.Pass, ast.Expr)):
+            return False
+    return True
+
+
+def _find_class(path: str, name: str, modules: Mapping[str, str]) -> tuple[str, cst.ClassDef] | None:
+    """The env file and class a (plain) name in `path` refers to, following `from x import Name`."""
+    if "." in name or path not in modules:
+        return None
+    for statement in cst.parse_module(modules[path]).body:
+        if isinstance(statement, cst.ClassDef) and statement.name.value == name:
+            return path, statement
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar) and \
+                        small.module is not None and not small.relative:
+                    for alias in small.names:
+                        local = alias.asname.name if alias.asname else alias.name
+                        if isinstance(local, cst.Name) and local.value == name and isinstance(alias.name, cst.Name):
+                            base = cst.Module(body=[]).code_for_node(small.module).replace(".", "/")
+                            for candidate in (f"{base}.py", f"{base}/__init__.py"):
+                                if candidate in modules:
+                                    return _find_class(candidate, alias.name.value, modules)
+    return None
 
 
 # --- tool_classes -------------------------------------------------------------------------------
@@ -363,15 +464,16 @@ class _ToolClasses:
         header: dict[str, str] = {}  # bound name -> its statement's code
         statements: list[cst.BaseStatement] = []
         futures: list[cst.BaseStatement] = []
-        tools: list[tuple[str, cst.FunctionDef, str, list[str]]] = []  # name, invoke, path, whole-tool reasons
+        tools: list[tuple[str, cst.FunctionDef, str, list[str]]] = []  # name, invoke, path, [description, problem]
         for class_name in names:
             path, klass = self.resolve("env.py", class_name)
-            methods = {s.name.value: s for s in klass.body.body if isinstance(s, cst.FunctionDef)}
-            invoke, info = methods.get("invoke"), methods.get("get_info")
+            own = {s.name.value: s for s in _statements(klass.body) if isinstance(s, cst.FunctionDef)}
+            invoke, info = own.get("invoke"), own.get("get_info")
             if invoke is None or info is None:
                 raise NormalizeError(f"tool class {class_name} does not define invoke and get_info itself")
             schema = _static_info(info, class_name)
-            tools.append((schema["name"], invoke, path, [schema.get("description") or ""]))
+            problem = _class_problem(klass, path, self.modules, set())
+            tools.append((schema["name"], invoke, path, [schema.get("description") or "", problem or ""]))
         taken = {name for name, *_ in tools}
         if len(taken) != len(tools):
             raise NormalizeError("two tool classes give the same tool name")
@@ -405,8 +507,8 @@ class _ToolClasses:
         methods: list[cst.BaseStatement] = []
         marked: dict[str, list[str]] = {}
         keys: list[str] = []
-        for name, invoke, path, (description,) in tools:
-            method, reasons, used = self.method(name, invoke, taken, path in conflicts, description)
+        for name, invoke, path, (description, problem) in tools:
+            method, reasons, used = self.method(name, invoke, taken, path in conflicts, description, problem)
             methods.append(method)
             keys += [k for k in used if k not in keys]
             if reasons:
@@ -415,7 +517,7 @@ class _ToolClasses:
         return Normalized(_emit([*futures, *statements], klass), self.entry or "Tools", marked)
 
     def method(self, name: str, invoke: cst.FunctionDef, taken: set[str], conflict: bool,
-               description: str) -> tuple[cst.FunctionDef, list[str], list[str]]:
+               description: str, problem: str) -> tuple[cst.FunctionDef, list[str], list[str]]:
         params = [*invoke.params.posonly_params, *invoke.params.params]
         if not params:
             raise NormalizeError(f"{name}: invoke takes no data argument")
@@ -426,6 +528,8 @@ class _ToolClasses:
             whole.append(f"{holder} is rebound in the tool")
         if _uses(tree, "self"):
             whole.append("the tool uses the name self")
+        if problem:
+            whole.append(problem)
         if conflict:
             whole.append("its module binds names another tool module binds differently, or runs module code")
         if [d for d in _decorator_names(invoke) if d not in _PLAIN]:
@@ -542,12 +646,14 @@ def _toolkit(source: str, entry: str | None, modules: dict[str, str]) -> Normali
     if len(classes) != 1:
         raise NormalizeError(f"no toolkit class {entry!r} in the module")
     toolkit = classes[0]
-    methods = [s for s in toolkit.body.body if isinstance(s, cst.FunctionDef)]
+    methods = [s for s in _statements(toolkit.body) if isinstance(s, cst.FunctionDef)]
     taken = {m.name.value for m in methods}
     marker = _tool_marker(toolkit)
+    fields = _database_fields(module, toolkit) or _db_names(methods, taken)
+    problem = _class_problem(toolkit, "env.py", {"env.py": source, **modules}, set())
     members: list[cst.BaseStatement] = []
     marked: dict[str, list[str]] = {}
-    for statement in toolkit.body.body:
+    for statement in _statements(toolkit.body):
         if _is_docstring(statement):
             continue
         if not isinstance(statement, cst.FunctionDef):
@@ -560,7 +666,7 @@ def _toolkit(source: str, entry: str | None, modules: dict[str, str]) -> Normali
         name = statement.name.value
         if name == "__init__":
             continue  # the runtime builds the instance; the state is the database's fields
-        whole = []
+        whole = [problem] if problem else []
         tree = _as_ast(statement)
         if _rebinds(tree, {"self"}, {"self"}) or not statement.params.params or \
                 statement.params.params[0].name.value != "self":
@@ -585,7 +691,7 @@ def _toolkit(source: str, entry: str | None, modules: dict[str, str]) -> Normali
         # The runtime exposes only decorated methods as tools; a public undecorated one stays callable
         # from tools but must not become a tool of the class convention.
         members = [_renamed(m, public_non_tools) for m in members]
-    members.insert(0, _init(_database_fields(module, toolkit) or _db_names(methods, taken)))
+    members.insert(0, _init(fields))
     header = [s for s in module.body if not isinstance(s, cst.ClassDef) or s.name.value != entry]
     doc = toolkit.get_docstring()
     return Normalized(_emit([s for s in header if not _is_docstring(s)], _class(toolkit.name.value, doc, members)),
@@ -639,7 +745,7 @@ def _renamed(member: cst.BaseStatement, hidden: list[str]) -> cst.BaseStatement:
 def _tool_marker(toolkit: cst.ClassDef) -> str:
     """The decorator most public methods carry (as catalog.conventions.marked_tools reads it)."""
     counts: dict[str, int] = {}
-    for statement in toolkit.body.body:
+    for statement in _statements(toolkit.body):
         if isinstance(statement, cst.FunctionDef) and not statement.name.value.startswith("_"):
             for name in set(_decorator_names(statement)) - {"staticmethod", "classmethod", "property", "?"}:
                 counts[name] = counts.get(name, 0) + 1
@@ -667,7 +773,32 @@ def _marks_only(module: cst.Module, marker: str, modules: Mapping[str, str], dep
     return False
 
 
+_CODE_ATTRIBUTES = {"__code__", "__defaults__", "__kwdefaults__", "__globals__", "__closure__", "__call__"}
+
+
+def _changes_code(function: ast.FunctionDef) -> bool:
+    """The decorator assigns what a call of the function runs (its code, defaults, ...)."""
+    return any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) and n.attr in _CODE_ATTRIBUTES
+               for n in ast.walk(function)) or any(isinstance(n, ast.Name) and n.id in ("setattr", "exec", "eval")
+                                                   for n in ast.walk(function))
+
+
+def _only_returns_first_argument(function: ast.FunctionDef) -> bool:
+    if len(function.args.args) != 1 or any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Yield,
+                                                            ast.YieldFrom)) for s in ast.walk(function) if s is not function):
+        return False
+    argument = function.args.args[0].arg
+    returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
+    return bool(returns) and all(isinstance(r.value, ast.Name) and r.value.id == argument for r in returns) and \
+        not _rebinds(function, {argument}, {argument})
+
+
 def _returns_its_argument(function: ast.FunctionDef) -> bool:
+    """`def mark(f): ...; return f` itself, or a factory `def deco(...): def mark(f): ...; return f; return mark`."""
+    if _changes_code(function):
+        return False
+    if _only_returns_first_argument(function):
+        return True
     inner = [s for s in function.body if isinstance(s, ast.FunctionDef)]
     if len(inner) != 1 or not inner[0].args.args:
         return False

@@ -46,6 +46,7 @@ from catalog.models import Action, Outcome, Strata
 from catalog.store import Catalog, CatalogError, EnvHandle
 from constraints.completeness import CompletenessRun
 from constraints.extract import extract_spec
+from constraints.normalize import env_modules
 from constraints.spec import ConstraintSpec, ToolSpec
 from verifier.sandbox import Job, JobResult, SandboxPool
 
@@ -367,15 +368,16 @@ class _Calls(CompletenessRun):
 
 def _extract(args: list[Any]) -> ConstraintSpec | str:
     """A spec, or the reason it cannot be extracted (parsing only: no env code runs)."""
-    source, kind, entry, failure_exceptions = args
+    source, kind, entry, failure_exceptions, convention, modules = args
     try:
-        return extract_spec(source, kind, entry, failure_exceptions=failure_exceptions)
+        return extract_spec(source, kind, entry, failure_exceptions=failure_exceptions, convention=convention,
+                            modules=modules)
     except Exception as exc:
         return f"spec extraction failed: {type(exc).__name__}: {exc}"
 
 
 def _spec_worker() -> None:
-    """A spec-extraction process: JSON `[source, kind, entry, failure_exceptions]` lines in, spec lines out."""
+    """A spec-extraction process: JSON `[source, kind, entry, failure_exceptions, convention, modules]` lines in, spec lines out."""
     for line in sys.stdin:
         spec = _extract(json.loads(line))
         sys.stdout.write(json.dumps(spec if isinstance(spec, str) else spec.to_dict()) + "\n")
@@ -390,7 +392,9 @@ def _extract_all(handles: list[EnvHandle], workers: int, progress: ProgressFn, *
     and fork is unsafe in a process that may run threads. An env whose process died is
     extracted here instead.
     """
-    args = [[h.source(), h.manifest.kind, h.manifest.entry, list(h.manifest.failure_exceptions)] for h in handles]
+    args = [[h.source(), h.manifest.kind, h.manifest.entry, list(h.manifest.failure_exceptions),
+             h.manifest.convention or "class",
+             env_modules(h.path) if (h.manifest.convention or "class") != "class" else None] for h in handles]
     specs: list[ConstraintSpec | str | None] = [None] * len(args)
     if workers > 1 and len(args) >= max(min_parallel, 2):
         lanes = [list(range(k, len(args), workers)) for k in range(workers)]
