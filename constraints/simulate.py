@@ -28,6 +28,7 @@ class Prediction:
     abstained: bool = False
     reason: str | None = None
     fired: list[tuple[str, int]] = field(default_factory=list)
+    hidden_delta: list[DeltaOp] = field(default_factory=list)
 
 
 class SpecSimulator:
@@ -35,17 +36,19 @@ class SpecSimulator:
 
     name = "spec"
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: dict[str, Any], *, strict_args: bool = True) -> None:
         self.spec = spec
+        self.strict_args = strict_args
 
     def predict(self, state: dict[str, Any], action: Action | dict[str, Any]) -> Prediction:
-        """Predict one call on `state` (canonical JSON); never raises for an unmodelled call."""
+        """Predict one call on `state` (for class envs in catalog.codec's encoding, with hidden
+        attributes if the snapshot has them); never raises for an unmodelled call."""
         action = action if isinstance(action, Action) else Action.model_validate(action)
-        interpreter = Interpreter(self.spec, state)
+        interpreter = Interpreter(self.spec, state, strict_args=self.strict_args)
         try:
             observation, outcome, delta = interpreter.run(action.name, action.arguments)
         except Abstain as abstain:
             return Prediction(abstained=True, reason=abstain.reason, fired=interpreter.fired)
         except RecursionError:
             return Prediction(abstained=True, reason="recursion too deep")
-        return Prediction(observation, delta, outcome, fired=interpreter.fired)
+        return Prediction(observation, delta, outcome, fired=interpreter.fired, hidden_delta=interpreter.hidden_delta)

@@ -1,0 +1,126 @@
+"""Class-env state as Python values for the spec interpreter, and back to its encoding.
+
+A class env's state arrives in the lossless encoding of catalog.codec. The interpreter runs on
+the decoded values, so int and str keys, tuples, sets and Decimals behave as they do in the env,
+and its predicted state is encoded the same way before it is diffed. Only the tagged kinds whose
+Python behaviour the interpreter reproduces exactly are decoded; for any other (objects, enums,
+subclassed generators) the interpreter abstains. Decoding never imports anything: a class name
+in the encoding is data, never a module to load.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from catalog import codec
+from catalog.jsonable import canonical_json
+
+__all__ = ["UnmodelledValue", "check_modelled", "decode_state", "encode_value", "encode_attributes", "aliased_twin"]
+
+# Kinds of tagged values whose decoded Python value the interpreter handles like the env would.
+MODELLED_KINDS = frozenset({"dict", "tuple", "set", "frozenset", "decimal", "float", "datetime", "date", "time",
+                            "timedelta", "bytes", "random"})
+RANDOM_TYPE = "random:Random"
+
+
+class UnmodelledValue(ValueError):
+    """A state value the interpreter does not model faithfully; `str()` says which."""
+
+
+def check_modelled(data: Any, where: str = "") -> None:
+    """Raise UnmodelledValue for the first tagged value outside MODELLED_KINDS."""
+    stack: list[tuple[Any, str]] = [(data, where)]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, list):
+            stack.extend((v, path) for v in node)
+        elif isinstance(node, dict):
+            kind = node.get(codec.TAG)
+            if kind is None:
+                stack.extend((v, f"{path}/{k}") for k, v in node.items())
+                continue
+            if kind not in MODELLED_KINDS:
+                raise UnmodelledValue(f"a {kind} value at {path or '/'}")
+            if kind == "random" and node.get("type") != RANDOM_TYPE:
+                raise UnmodelledValue(f"a random generator of type {node.get('type')} at {path or '/'}")
+            if kind == "dict":
+                if "items" in node and isinstance(node["items"], dict):
+                    stack.extend((v, f"{path}/{k}") for k, v in node["items"].items())
+                else:
+                    for pair in node.get("pairs", []):
+                        stack.extend((v, path) for v in pair)
+            elif kind in ("tuple", "set", "frozenset"):
+                stack.extend((v, path) for v in node.get("items", []))
+
+
+class _NoClasses(codec.TypeNames):
+    """Resolves only random.Random: the decoder must never import a module named by the data."""
+
+    def resolve(self, name: str) -> type:
+        if name == RANDOM_TYPE:
+            return random.Random
+        raise UnmodelledValue(f"class {name}")
+
+
+_NAMES = _NoClasses()
+
+
+def decode_state(state: dict[str, Any]) -> dict[str, Any]:
+    """The Python values of an encoded state (fresh objects); raises UnmodelledValue."""
+    check_modelled(state)
+    try:
+        decoded = codec.decode(state, _NAMES)
+    except ValueError as exc:
+        raise UnmodelledValue(str(exc)) from exc
+    if not isinstance(decoded, dict):
+        raise UnmodelledValue("a state that is not an object")
+    return decoded
+
+
+def encode_value(value: Any) -> Any:
+    """The encoding of a value the interpreter produced; raises UnmodelledValue if it has none."""
+    try:
+        return codec.encode(value)
+    except (codec.UnencodableValue, TypeError, ValueError) as exc:
+        raise UnmodelledValue(f"cannot encode the result: {exc}") from exc
+
+
+def encode_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
+    """The encoding of an instance's attributes (the runtime's snapshot), name by name."""
+    return {name: encode_value(value) for name, value in attributes.items()}
+
+
+def aliased_twin(before: dict[str, Any], paths: list[tuple[str, ...]]) -> tuple[str, ...] | None:
+    """A changed container that may be the same object as another one of the state.
+
+    The encoding keeps no identity for dicts, lists and sets: two attributes holding one list
+    look like two equal lists, and a change to one is a change to both in the env. So when a
+    change lands inside a non-empty container that has an equal twin elsewhere, the prediction
+    cannot be trusted. Returns the path of such a container, or None.
+    """
+    index: dict[str, list[tuple[str, ...]]] = {}
+
+    def visit(node: Any, path: tuple[str, ...]) -> None:
+        if isinstance(node, dict):
+            if node and codec.TAG not in node:
+                index.setdefault(canonical_json(node), []).append(path)
+            elif node.get(codec.TAG) in ("dict", "set", "tuple", "frozenset") and (node.get("items") or node.get("pairs")):
+                index.setdefault(canonical_json(node), []).append(path)
+            for key, child in node.items():
+                visit(child, (*path, key))
+        elif isinstance(node, list):
+            if node:
+                index.setdefault(canonical_json(node), []).append(path)
+            for child in node:
+                visit(child, (*path, "[]"))
+
+    visit(before, ())
+    twins = {p for group in index.values() if len(group) > 1 for p in group}
+    if not twins:
+        return None
+    for changed in paths:
+        for twin in twins:
+            if changed[:len(twin)] == twin or twin[:len(changed)] == changed:
+                return twin
+    return None
