@@ -100,6 +100,10 @@ def _extract(source: str, kind: str, entry: str | None = None, *, failure_except
         "state_attributes": _state_attributes(methods.get("__init__")) if kind == "class" else sorted(tables),
     }
     spec["unsure_names"] = sorted(parts["unsure"] | _mutated_globals(spec))
+    # What can change how `self.x` behaves beyond the class body (a base class, a class decorator).
+    spec["entry_bases"] = [translator.source(b.value) for b in env_class.bases] + \
+        [translator.source(k.value) for k in env_class.keywords]
+    spec["entry_decorators"] = [translator.source(d.decorator) for d in env_class.decorators]
     tools = _tool_names(methods, kind)
     spec["tools"] = {name: _tool_spec(spec, name, tools[name], (declared_kinds or {}).get(name)) for name in tools}
     return spec

@@ -21,7 +21,8 @@ import random
 import re
 from collections.abc import Callable, Iterator
 from decimal import Decimal
-from typing import Any
+from collections import ChainMap
+from typing import Any, cast
 
 from catalog.argcheck import type_problem
 from catalog.delta import DeltaOp, diff
@@ -29,6 +30,7 @@ from catalog.envkit import DEFAULT_CLOCK, META_TABLE, ToolError, fail, ok
 from catalog.jsonable import to_jsonable
 from catalog.models import Outcome
 from catalog.runtime import outcome_of
+from constraints.ir import walk
 from constraints.values import UnmodelledValue, aliased_twin, decode_state, encode_attributes, encode_value
 
 MAX_STEPS = 200_000
@@ -284,16 +286,17 @@ def _assigned_names(body: list[dict[str, Any]]) -> set[str]:
     return names
 
 
-_LOCALS: dict[int, set[str]] = {}
+# Caches keyed by id() keep the keyed object too, so an id is never reused while cached.
+_LOCALS: dict[int, tuple[Any, set[str]]] = {}
 
 
 def _locals_of(ir: dict[str, Any]) -> set[str]:
-    key = id(ir)
-    if key not in _LOCALS:
+    cached = _LOCALS.get(id(ir))
+    if cached is None or cached[0] is not ir:
         if len(_LOCALS) > 4096:
             _LOCALS.clear()
-        _LOCALS[key] = _assigned_names(ir["body"]) | {p["name"] for p in ir["params"]}
-    return _LOCALS[key]
+        cached = _LOCALS[id(ir)] = (ir, _assigned_names(ir["body"]) | {p["name"] for p in ir["params"]})
+    return cached[1]
 
 
 INPLACE_OPS: dict[str, Callable[[Any, Any], Any]] = {
@@ -310,6 +313,7 @@ class Interpreter:
         self.state = state
         self.strict_args = strict_args
         self.hidden_delta: list[DeltaOp] = []
+        self._last_kwargs: dict[str, Any] = {}
         self._mutable_constants: list[tuple[str, Any, Any]] = []  # (name, value, its encoding at first use)
         self.steps = 0
         self.tables = {**spec.get("tables", {}), META_TABLE: META_SCHEMA}
@@ -326,8 +330,12 @@ class Interpreter:
         method = self.spec["methods"][tool]
         if _decorators(method):
             raise Abstain(f"{tool} is decorated")
+        if self.spec["kind"] == "class":
+            self.check_class()
         params = {p["name"]: p for p in self.spec["tools"][tool]["params"]}
-        if set(arguments) - set(params) or any(p["required"] and n not in arguments for n, p in params.items()):
+        posonly = {p["name"] for p in method["params"] if p.get("posonly")}
+        if set(arguments) - set(params) or any(p["required"] and n not in arguments for n, p in params.items()) \
+                or set(arguments) & posonly:
             raise Abstain("arguments that do not bind (the runtime's message is not modelled)")
         for name, value in arguments.items():  # the runtimes refuse ill-typed arguments the same way
             annotation = params[name].get("annotation")
@@ -354,6 +362,17 @@ class Interpreter:
             return observation, outcome_of(observation), diff(self.state, self.sql_state())
         observation = self.encode(result)
         return observation, outcome_of(observation), self.class_delta()
+
+    def check_class(self) -> None:
+        """Abstain on class envs whose attribute access or values work beyond what the spec shows."""
+        bases = [b for b in self.spec.get("entry_bases", []) if b != "object"]
+        if bases or self.spec.get("entry_decorators"):
+            raise Abstain(f"the env class has bases or decorators ({', '.join(bases) or 'decorated'})")
+        hooks = {"__getattr__", "__getattribute__", "__setattr__", "__delattr__"} & set(self.spec["methods"])
+        if hooks:
+            raise Abstain(f"the env class defines {', '.join(sorted(hooks))}")
+        if _changes_decimal_context(self.spec):
+            raise Abstain("the env changes the decimal context (interpreter-wide state)")
 
     def check_constants(self) -> None:
         for name, value, encoded in self._mutable_constants:
@@ -413,7 +432,7 @@ class Interpreter:
         for param, value in zip(params, args, strict=False):
             local[param["name"]] = value
         for name, value in kwargs.items():
-            if name in local or name not in {p["name"] for p in params}:
+            if name in local or name not in {p["name"] for p in params if not p.get("posonly")}:
                 raise Abstain(f"bad argument {name} for {ir['name']}")
             local[name] = value
         for param in params:
@@ -531,6 +550,8 @@ class Interpreter:
         if kind == "name":
             local[target["id"]] = value
         elif kind == "tuple":
+            if isinstance(value, (set, frozenset)) or not hasattr(value, "__iter__"):
+                raise Abstain("unpacking of a set or a non-iterable (message not modelled)")
             items = list(_iterate(value))
             if len(items) != len(target["items"]):
                 raise Abstain("unpacking of the wrong number of values (message not modelled)")
@@ -706,8 +727,9 @@ class Interpreter:
     def comprehension(self, node: dict[str, Any], local: dict[str, Any]) -> Any:
         """Comprehensions as Python runs them: own scope, live iteration, generators lazy (so
         `any(...)` stops at the first true item and never evaluates the rest)."""
-        scope = dict(local)
-        scope.pop("<locals>", None)
+        # Names the comprehension binds are its own; others are read live from the enclosing
+        # scope (a generator consumed later sees later values, as in Python).
+        scope = cast(dict[str, Any], ChainMap({}, local))
         first = self.eval(node["gens"][0]["iter"], scope)  # Python evaluates it before anything else
 
         def generate(index: int) -> Iterator[Any]:
@@ -825,6 +847,7 @@ class Interpreter:
                     break  # they only wrap or count: records pass through as values
                 if isinstance(value, (Row, ModelRef, ColumnRef, Pred, Function, Opaque, _Self)):
                     raise Abstain("builtin applied to a modelled object")
+            self._last_kwargs = kwargs
             self.check_order_free(function, [*args, *kwargs.values()])
             if function in ORDER_FREE and any(isinstance(a, (set, frozenset)) for a in args):
                 try:
@@ -836,6 +859,9 @@ class Interpreter:
 
     def check_order_free(self, function: Any, values: list[Any]) -> None:
         """Abstain where a result would show a set's iteration order (not in the state)."""
+        if function in (sorted, min, max) and "key" in self._last_kwargs and any(
+                isinstance(v, (set, frozenset)) for v in values):
+            raise Abstain("ties under a key function keep a set's order")
         if function in (str, repr, format, ok, fail) or getattr(function, "__name__", "") in ("format", "join"):
             if any(_has_set(v) for v in values):
                 raise Abstain("text of a set (its order is not in the state)")
@@ -849,25 +875,31 @@ class Interpreter:
     def self_method(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if self.spec["kind"] == "sql" and name in ("get", "select", "add", "delete", "now", "new_id"):
             return getattr(self, f"sql_{name}")(*args, **kwargs)
-        if name in self.spec["methods"]:
+        if self.spec["kind"] == "sql" and name in self.spec["methods"]:
             return self.call_function(Function(self.spec["methods"][name], SELF), args, kwargs)
-        raise Abstain(f"self.{name} is not modelled")
+        target = self.get_self(name)
+        if isinstance(target, Function):
+            return self.call_function(target, args, kwargs)
+        raise Abstain(f"self.{name}(...) calls a {type(target).__name__}")
 
     def get_self(self, name: str) -> Any:
-        if name in self.spec["methods"]:
-            method = self.spec["methods"][name]
-            decorators = _decorators(method)
-            if not decorators:
-                return Function(method, SELF)
-            if decorators == ["staticmethod"]:
-                return Function(method)
-            if decorators == ["property"]:
-                return self.call_function(Function(method, SELF), [], {})
-            raise Abstain(f"self.{name} is decorated ({', '.join(decorators)})")
+        """`self.name` in Python's order: a property, the instance's attribute, a method, a class attribute."""
+        method = self.spec["methods"].get(name)
+        if method is not None and name in self.spec.get("class_constants", {}):
+            raise Abstain(f"{name} is both a method and a class attribute")
+        decorators = _decorators(method) if method is not None else []
+        if method is not None and decorators == ["property"]:
+            return self.call_function(Function(method, SELF), [], {})
         if self.spec["kind"] == "class":
             state = self.class_state()
             if name in state:
                 return state[name]
+        if method is not None:
+            if not decorators:
+                return Function(method, SELF)
+            if decorators == ["staticmethod"]:
+                return Function(method)
+            raise Abstain(f"self.{name} is decorated ({', '.join(decorators)})")
         if name in self.spec.get("class_constants", {}):
             if name in self.spec.get("unsure_names", ()) or "*" in self.spec.get("unsure_names", ()):
                 raise Abstain(f"class attribute {name} may change")
@@ -1078,6 +1110,8 @@ class Interpreter:
             return Pred(_and_or(op, left.test, right.test))
         if isinstance(left, (Pred, ColumnRef, Row, ModelRef, Opaque)) or isinstance(right, (Pred, ColumnRef, Row, ModelRef, Opaque)):
             raise Abstain(f"operator {op} on a modelled object")
+        if op == "%" and isinstance(left, str) and _has_set(right):
+            raise Abstain("text of a set (its order is not in the state)")
         return _genuine(BINARY_OPS[op], left, right)
 
     def compare(self, op: str, left: Any, right: Any) -> Any:
@@ -1195,6 +1229,27 @@ def _null_order(value: Any) -> tuple[int, Any]:
     if value is None:
         return (0, 0)
     return (1, value)
+
+
+_DECIMAL_CONTEXT = {"getcontext", "setcontext", "localcontext", "DefaultContext"}
+_CONTEXT_USE: dict[int, tuple[Any, bool]] = {}
+
+
+def _changes_decimal_context(spec: dict[str, Any]) -> bool:
+    """Whether any code of the module touches the decimal context (so Decimal results depend on
+    what earlier calls did to it)."""
+    cached = _CONTEXT_USE.get(id(spec))
+    if cached is None or cached[0] is not spec:
+        if len(_CONTEXT_USE) > 4096:
+            _CONTEXT_USE.clear()
+        names = {n.get("id") for n in walk([spec["methods"], spec["functions"], spec["constants"]])
+                 if n.get("t") == "name"} | {n.get("name") for n in walk([spec["methods"], spec["functions"],
+                                                                        spec["constants"]]) if n.get("t") == "attr"}
+        origins = {spec["imports"][n].split(".")[-1] for n in names if n in spec["imports"]}
+        uses = bool((names | origins) & _DECIMAL_CONTEXT) or bool(
+            "*" in spec.get("unsure_names", []) and "decimal" in {o.split(".")[0] for o in spec["imports"].values()})
+        cached = _CONTEXT_USE[id(spec)] = (spec, uses)
+    return cached[1]
 
 
 def _decorators(function: dict[str, Any]) -> list[str]:

@@ -86,7 +86,7 @@ def function_ir(translator: Translator, node: cst.FunctionDef) -> dict[str, Any]
     params = []
     for param in [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]:
         params.append({
-            "name": param.name.value,
+            "name": param.name.value, "posonly": param in node.params.posonly_params,
             "annotation": translator.source(param.annotation.annotation) if param.annotation else None,
             "default": translator.expr(param.default) if param.default is not None else None,
             "has_default": param.default is not None,

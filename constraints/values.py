@@ -18,9 +18,12 @@ from catalog.jsonable import canonical_json
 
 __all__ = ["UnmodelledValue", "check_modelled", "decode_state", "encode_value", "encode_attributes", "aliased_twin"]
 
+# Whether the codec writes a container reached twice as a reference to its first place: then
+# aliasing between parts of the state is in the encoding and decoding rebuilds it.
+SHARED_REFERENCES = hasattr(codec, "Encoder")
 # Kinds of tagged values whose decoded Python value the interpreter handles like the env would.
 MODELLED_KINDS = frozenset({"dict", "tuple", "set", "frozenset", "decimal", "float", "datetime", "date", "time",
-                            "timedelta", "bytes", "random"})
+                            "timedelta", "bytes", "random"} | ({"ref"} if SHARED_REFERENCES else set()))
 RANDOM_TYPE = "random:Random"
 
 
@@ -87,8 +90,16 @@ def encode_value(value: Any) -> Any:
 
 
 def encode_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
-    """The encoding of an instance's attributes (the runtime's snapshot), name by name."""
-    return {name: encode_value(value) for name, value in attributes.items()}
+    """The encoding of an instance's attributes as the runtime's snapshot writes it: public ones
+    first, then hidden ones, in one pass (so a value reached twice is a reference to its first place)."""
+    ordered = [n for n in attributes if not n.startswith("_")] + [n for n in attributes if n.startswith("_")]
+    if not SHARED_REFERENCES:
+        return {name: encode_value(attributes[name]) for name in ordered}
+    encoder: Any = getattr(codec, "Encoder")(_NAMES)
+    try:
+        return {name: encoder.encode(attributes[name], (name,)) for name in ordered}
+    except (codec.UnencodableValue, TypeError, ValueError) as exc:
+        raise UnmodelledValue(f"cannot encode the state: {exc}") from exc
 
 
 def aliased_twin(before: dict[str, Any], paths: list[tuple[str, ...]]) -> tuple[str, ...] | None:
@@ -97,8 +108,11 @@ def aliased_twin(before: dict[str, Any], paths: list[tuple[str, ...]]) -> tuple[
     The encoding keeps no identity for dicts, lists and sets: two attributes holding one list
     look like two equal lists, and a change to one is a change to both in the env. So when a
     change lands inside a non-empty container that has an equal twin elsewhere, the prediction
-    cannot be trusted. Returns the path of such a container, or None.
+    cannot be trusted. Returns the path of such a container, or None. (Only needed with a codec
+    that does not write shared containers as references.)
     """
+    if SHARED_REFERENCES:
+        return None
     index: dict[str, list[tuple[str, ...]]] = {}
 
     def visit(node: Any, path: tuple[str, ...]) -> None:
