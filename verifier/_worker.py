@@ -294,8 +294,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
                 channel.send({"done": True, "event": STALE})  # a new worker holds no session yet
                 continue
             has_state = True
-            hidden = {"hidden": True} if job.get("hidden") and job["kind"] == "class" else {}
-            ready: dict[str, Any] = {"ready": True, "state": runtime.snapshot(**hidden) if job.get("snapshot") else None}
+            ready: dict[str, Any] = {"ready": True, "state": runtime.snapshot() if job.get("snapshot") else None}
             if job.get("describe"):
                 ready["tools"] = [t.model_dump() for t in runtime.tools.values()]
             if not channel.send(ready):
@@ -306,9 +305,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
                 if not channel.send(_run_task(runtime, job["task"])):
                     event = "output_too_large"
             for action in job["actions"]:
-                result = runtime.call(action, snapshot=job.get("snapshot", False) and not hidden)
-                if hidden and job.get("snapshot") and result.outcome is not Outcome.INVALID:
-                    result.state = runtime.snapshot(**hidden)
+                result = runtime.call(action, snapshot=job.get("snapshot", False))
                 call_event = None
                 if result.outcome is Outcome.CRASH:
                     call_event = "memory" if result.info.get("exception") == "MemoryError" else "crash"
