@@ -31,7 +31,14 @@ from catalog.jsonable import to_jsonable
 from catalog.models import Outcome
 from catalog.runtime import outcome_of
 from constraints.ir import walk
-from constraints.values import UnmodelledValue, aliased_twin, decode_state, encode_attributes, encode_value
+from constraints.values import (
+    UnmodelledValue,
+    aliased_twin,
+    decode_state,
+    encode_attributes,
+    encode_value,
+    shared_attributes,
+)
 
 MAX_STEPS = 200_000
 INT64 = (-(2**63), 2**63 - 1)
@@ -320,6 +327,7 @@ class Interpreter:
         self._rows: dict[str, dict[str, Row]] = {}
         self._constants: dict[str, Any] = {}
         self._class_state: dict[str, Any] | None = None
+        self._shared: set[str] | None = None
         self._frames: list[str] = []
         self.fired: list[tuple[str, int]] = []  # (function, line) of every `if` whose test held
 
@@ -383,10 +391,16 @@ class Interpreter:
         """The public delta of the call (the hidden one goes to `hidden_delta`)."""
         if self._class_state is None:
             return []
+        # The instance's order: attributes it had, then new ones as first assigned (a shared value
+        # is written in full at its first place in that order and referenced after).
+        touched = self._class_state
+        ordered = {name: touched[name] for name in self.state if name in touched}
+        ordered.update((name, value) for name, value in touched.items() if name not in ordered)
         try:
-            after = encode_attributes(self._class_state)
+            encoded = encode_attributes(ordered)
         except UnmodelledValue as exc:
             raise Abstain(str(exc)) from None
+        after = {**self.state, **encoded}  # attributes the call never read are as they were
         delta = diff({k: v for k, v in self.state.items() if not k.startswith("_")},
                      {k: v for k, v in after.items() if not k.startswith("_")})
         self.hidden_delta = diff({k: v for k, v in self.state.items() if k.startswith("_")},
@@ -894,6 +908,8 @@ class Interpreter:
             state = self.class_state()
             if name in state:
                 return state[name]
+            if name in self.state:
+                return self.decode_attribute(name)
         if method is not None:
             if not decorators:
                 return Function(method, SELF)
@@ -916,13 +932,26 @@ class Interpreter:
         self.class_state()[name] = value
 
     def class_state(self) -> dict[str, Any]:
-        """The instance attributes as Python values, decoded from the state at first use."""
+        """The instance attributes the call has read or written, as Python values.
+
+        Attributes are decoded when first read, so a value the interpreter does not model (an
+        object graph, say) only matters to the calls that touch it.
+        """
         if self._class_state is None:
-            try:
-                self._class_state = decode_state(self.state)
-            except UnmodelledValue as exc:
-                raise Abstain(f"state holds {exc}") from None
+            self._class_state = {}
         return self._class_state
+
+    def decode_attribute(self, name: str) -> Any:
+        if self._shared is None:
+            self._shared = shared_attributes(self.state)
+        if name in self._shared:
+            raise Abstain(f"self.{name} shares values with other attributes")
+        try:
+            value = decode_state({name: self.state[name]})[name]
+        except UnmodelledValue as exc:
+            raise Abstain(f"state holds {exc}") from None
+        self.class_state()[name] = value
+        return value
 
     def _watch(self, name: str, value: Any) -> None:
         """Remember a mutable module-level value: a call that changes it changes hidden state."""

@@ -16,7 +16,8 @@ from typing import Any
 from catalog import codec
 from catalog.jsonable import canonical_json
 
-__all__ = ["UnmodelledValue", "check_modelled", "decode_state", "encode_value", "encode_attributes", "aliased_twin"]
+__all__ = ["UnmodelledValue", "check_modelled", "decode_state", "encode_value", "encode_attributes", "aliased_twin",
+           "shared_attributes"]
 
 # Whether the codec writes a container reached twice as a reference to its first place: then
 # aliasing between parts of the state is in the encoding and decoding rebuilds it.
@@ -79,6 +80,25 @@ def decode_state(state: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(decoded, dict):
         raise UnmodelledValue("a state that is not an object")
     return decoded
+
+
+def shared_attributes(state: dict[str, Any]) -> set[str]:
+    """Attributes a reference links to another one (decoded together, or not at all)."""
+    linked: set[str] = set()
+    stack: list[tuple[Any, str]] = [(value, name) for name, value in state.items()]
+    while stack:
+        node, owner = stack.pop()
+        if isinstance(node, list):
+            stack.extend((v, owner) for v in node)
+        elif isinstance(node, dict):
+            if node.get(codec.TAG) == "ref":
+                path = node.get("path")
+                target = path[0] if isinstance(path, list) and path else None
+                if target != owner:
+                    linked |= {owner, str(target)}
+                continue
+            stack.extend((v, owner) for v in node.values())
+    return linked
 
 
 def encode_value(value: Any) -> Any:
