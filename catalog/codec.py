@@ -22,12 +22,22 @@ delta into an int-keyed dict still addresses one record: `["orders", "items", "7
 | enum member                  | `{"__py__": "enum", "type": T, "name": member name}`            |
 | defaultdict(list/dict/...)   | `{"__py__": "defaultdict", "factory": "list", "value": dict}`    |
 | random.Random                | `{"__py__": "random", "type": T, "state": [...]}`               |
-| other objects                | `{"__py__": "object", "type": T, "attrs": {...}}` (+ `"id"` when shared) |
-| a shared object seen again   | `{"__py__": "ref", "id": N}`                                    |
+| other objects                | `{"__py__": "object", "type": T, "attrs": {...}}`               |
+| subclass of a builtin type   | the object form plus `"value"`: its builtin value (a Counter, a namedtuple) |
+| pydantic model               | the object form; private attributes under `"private"`           |
+| a container or object seen again | `{"__py__": "ref", "path": [...]}`                         |
+
+A reference names the place (a path of keys in the encoding itself) where the value was first
+written, so shared and cyclic structure (a file's `parent`, two indexes over the same records)
+survives, and adding a record elsewhere does not renumber anything: deltas stay local.
 
 `T` names a class through a `TypeNames` registry, so the name does not depend on where the
 env's module was loaded from (the runtime maps its env module to a stable name). `readable()`
 gives the plain-JSON view people and LLM prompts read; it is lossy and never decoded.
+
+Limits: a reference from inside a set's item to another item of a set first met inside that set
+may come out in either order; values with no faithful form (functions, modules, files, locks,
+C-level objects without attributes) raise `UnencodableValue`.
 """
 
 from __future__ import annotations
@@ -40,7 +50,7 @@ import json
 import math
 import random
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
 
@@ -48,6 +58,8 @@ __all__ = ["TAG", "TypeNames", "UnencodableValue", "encode", "decode", "readable
 
 TAG = "__py__"
 _SCALARS = (str, int, float, bool, type(None))
+_AS_IS = frozenset((str, int, bool, type(None)))  # encode as themselves (floats: unless non-finite)
+Path = tuple[str, ...]
 
 
 class UnencodableValue(TypeError):
@@ -55,17 +67,34 @@ class UnencodableValue(TypeError):
 
 
 class TypeNames:
-    """Maps classes to stable names and back; `aliases` renames modules (e.g. the env's own)."""
+    """Maps classes to stable names and back; `aliases` renames modules (e.g. the env's own).
 
-    def __init__(self, aliases: dict[str, str] | None = None) -> None:
+    `classes` are known up front (an env's own classes, whose modules are not importable by name
+    in every process); with `learn`, every class named while encoding is remembered too.
+    """
+
+    def __init__(self, aliases: dict[str, str] | None = None, classes: Iterable[type] = (), *,
+                 learn: bool = False) -> None:
         self.aliases = dict(aliases or {})
         self._reverse = {alias: module for module, alias in self.aliases.items()}
+        self.learn = learn
+        self._known: dict[str, type] = {}
+        for cls in classes:
+            self._known.setdefault(self._name(cls), cls)
 
-    def name(self, cls: type) -> str:
+    def _name(self, cls: type) -> str:
         module = self.aliases.get(cls.__module__, cls.__module__)
         return f"{module}:{cls.__qualname__}"
 
+    def name(self, cls: type) -> str:
+        name = self._name(cls)
+        if self.learn:
+            self._known[name] = cls
+        return name
+
     def resolve(self, name: str) -> type:
+        if name in self._known:
+            return self._known[name]
         module_name, _, qualname = name.partition(":")
         module_name = self._reverse.get(module_name, module_name)
         try:
@@ -83,24 +112,32 @@ _DEFAULT_NAMES = TypeNames()
 
 
 def is_plain(value: Any) -> bool:
-    """True if `value` is plain JSON data that encodes as itself."""
-    if isinstance(value, _SCALARS):
-        return not isinstance(value, float) or math.isfinite(value)
+    """True if `value` is plain JSON data that encodes as itself (no container reached twice)."""
+    return _plain(value, set())
+
+
+def _plain(value: Any, seen: set[int]) -> bool:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if type(value) not in (list, dict) or id(value) in seen:
+        return False
+    seen.add(id(value))
     if type(value) is list:
-        return all(is_plain(v) for v in value)
-    if type(value) is dict:
-        return TAG not in value and all(isinstance(k, str) and is_plain(v) for k, v in value.items())
-    return False
+        return all(_plain(v, seen) for v in value)
+    return TAG not in value and all(type(k) is str and _plain(v, seen) for k, v in value.items())
 
 
 def encode(value: Any, types: TypeNames | None = None) -> Any:
     """Return the lossless JSON encoding of `value` (raises UnencodableValue naming the culprit)."""
-    return _Encoder(types or _DEFAULT_NAMES, _shared_objects(value)).encode(value, ())
+    return Encoder(types or _DEFAULT_NAMES).encode(value, ())
 
 
 def decode(data: Any, types: TypeNames | None = None) -> Any:
     """Rebuild the Python value of an encoding (plain JSON decodes to an equal copy of itself)."""
-    return _Decoder(types or _DEFAULT_NAMES).decode(data)
+    return Decoder(types or _DEFAULT_NAMES).decode(data, ())
 
 
 def readable(data: Any) -> Any:
@@ -120,11 +157,11 @@ def readable(data: Any) -> Any:
     if kind in ("tuple", "set", "frozenset"):
         return [readable(v) for v in data["items"]]
     if kind == "object":
-        return {k: readable(v) for k, v in data["attrs"].items()}
+        return readable(data["value"]) if "value" in data else {k: readable(v) for k, v in data["attrs"].items()}
     if kind == "enum":
         return data["name"]
     if kind == "ref":
-        return f"<same object as #{data['id']}>"
+        return f"<same as {'/'.join(data['path']) or 'the whole value'}>"
     if kind == "random":
         return "<random generator state>"
     if kind == "defaultdict":
@@ -137,106 +174,138 @@ def _readable_key(key: Any) -> str:
     return plain if isinstance(plain, str) else json.dumps(plain, sort_keys=True)
 
 
-def _is_object(value: Any) -> bool:
-    return not isinstance(value, (*_SCALARS, list, dict, tuple, set, frozenset, Decimal, dt.date, dt.time,
-                                  dt.timedelta, bytes, bytearray, enum.Enum, random.Random, type))
-
-
-def _shared_objects(value: Any) -> set[int]:
-    """Ids of objects reached more than once (shared or cyclic): only those get an `id`."""
-    seen: set[int] = set()
-    shared: set[int] = set()
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend(node.keys())
-            stack.extend(node.values())
-        elif isinstance(node, (list, tuple, set, frozenset)):
-            stack.extend(node)
-        elif _is_object(node):
-            if id(node) in seen:
-                shared.add(id(node))
-                continue
-            seen.add(id(node))
-            stack.extend(_attributes(node).values())
-    return shared
+# Builtin types whose subclasses are encoded as objects carrying their builtin value.
+_BASES: tuple[type, ...] = (dict, list, tuple, set, frozenset, str, int, float, Decimal)
+_SKIP_MODULES = ("builtins", "_io", "io", "_thread", "threading", "socket", "types", "_socket", "sqlite3",
+                 "_sqlite3", "decimal", "_decimal", "weakref", "_weakref")
 
 
 def _attributes(obj: Any) -> dict[str, Any]:
     attrs: dict[str, Any] = {}
     for klass in type(obj).__mro__:
         for slot in getattr(klass, "__slots__", ()):
-            if isinstance(slot, str) and slot not in ("__dict__", "__weakref__") and hasattr(obj, slot):
+            if isinstance(slot, str) and not slot.startswith("__") and hasattr(obj, slot):
                 attrs[slot] = getattr(obj, slot)
     attrs.update(getattr(obj, "__dict__", {}))
     return attrs
 
 
-class _Encoder:
-    def __init__(self, types: TypeNames, shared: set[int]) -> None:
+def _pydantic(cls: type) -> bool:
+    return isinstance(getattr(cls, "model_fields", None), dict) and hasattr(cls, "__pydantic_fields_set__")
+
+
+class Encoder:
+    """One encoding pass: remembers where each container and object was first written."""
+
+    def __init__(self, types: TypeNames) -> None:
         self.types = types
-        self.shared = shared
-        self.ids: dict[int, int] = {}
-        self.keep: list[Any] = []  # keeps encoded objects alive so their ids stay unique
+        self.places: dict[int, Path] = {}
+        self.keep: list[Any] = []  # what has a place stays alive, so no other value reuses its id
 
-    def encode(self, value: Any, path: tuple[str, ...]) -> Any:  # noqa: C901 - one dispatch table
-        if isinstance(value, bool) or value is None or type(value) in (str, int):
+    def remember(self, value: Any, path: Path) -> None:
+        self.places[id(value)] = path
+        self.keep.append(value)
+
+    def encode(self, value: Any, path: Path) -> Any:  # noqa: C901 - one dispatch table
+        kind = type(value)
+        if kind is str or kind is int or kind is bool or value is None:
             return value
-        if type(value) is float:
+        if kind is float:
             return value if math.isfinite(value) else {TAG: "float", "value": repr(value)}
-        if isinstance(value, defaultdict) and _factory_name(value) is not None:
-            return {TAG: "defaultdict", "factory": _factory_name(value), "value": self._dict(value, path)}
-        if isinstance(value, dict) and _plain_subclass(value):
+        if kind in (dict, list, set, defaultdict) or (not isinstance(value, (*_SCALARS, tuple, frozenset, Decimal,
+                                                                               dt.date, dt.time, dt.timedelta,
+                                                                               bytes, enum.Enum))):
+            place = self.places.get(id(value))
+            if place is not None:
+                return {TAG: "ref", "path": list(place)}
+        if kind is dict:
+            self.remember(value, path)
             return self._dict(value, path)
-        if isinstance(value, list) and _plain_subclass(value):
-            return [self.encode(v, (*path, str(i))) for i, v in enumerate(value)]
-        if type(value) is tuple:
-            return {TAG: "tuple", "items": [self.encode(v, (*path, str(i))) for i, v in enumerate(value)]}
-        if type(value) in (set, frozenset):
-            items = [self.encode(v, path) for v in value]
-            items.sort(key=lambda item: json.dumps(item, sort_keys=True))
-            return {TAG: type(value).__name__, "items": items}
-        if type(value) is Decimal:
+        if kind is list:
+            self.remember(value, path)
+            return [v if type(v) in _AS_IS else self.encode(v, (*path, str(i))) for i, v in enumerate(value)]
+        if kind is tuple:
+            return {TAG: "tuple", "items": [self.encode(v, (*path, "items", str(i))) for i, v in enumerate(value)]}
+        if kind is set or kind is frozenset:
+            if kind is set:
+                self.remember(value, path)
+            return {TAG: kind.__name__, "items": self._set_items(value, path)}
+        if kind is Decimal:
             return {TAG: "decimal", "value": str(value)}
-        if type(value) in (dt.datetime, dt.date, dt.time):
-            return {TAG: type(value).__name__, "value": value.isoformat()}
-        if type(value) is dt.timedelta:
+        if kind in (dt.datetime, dt.date, dt.time):
+            return {TAG: kind.__name__, "value": value.isoformat()}
+        if kind is dt.timedelta:
             return {TAG: "timedelta", "value": [value.days, value.seconds, value.microseconds]}
-        if type(value) in (bytes, bytearray):
-            return {TAG: "bytes", "value": base64.b64encode(bytes(value)).decode("ascii")}
+        if kind is bytes:
+            return {TAG: "bytes", "value": base64.b64encode(value).decode("ascii")}
         if isinstance(value, enum.Enum):
-            return {TAG: "enum", "type": self.types.name(type(value)), "name": value.name}
+            return {TAG: "enum", "type": self.types.name(kind), "name": value.name}
+        if kind is defaultdict:
+            factory = _factory_name(value)
+            if factory is None:
+                raise self._unencodable(value, path)
+            self.remember(value, path)
+            return {TAG: "defaultdict", "factory": factory, "value": self._dict(value, (*path, "value"))}
         if isinstance(value, random.Random):
-            return {TAG: "random", "type": self.types.name(type(value)), "state": self.encode(value.getstate(), path)}
-        if _is_object(value) and not callable(value) and _is_data_object(value):
+            self.remember(value, path)
+            return {TAG: "random", "type": self.types.name(kind), "state": self.encode(value.getstate(), (*path, "state"))}
+        if _is_data_object(value):
+            self.remember(value, path)
             return self._object(value, path)
-        where = "/".join(path) or "the top level"
-        raise UnencodableValue(f"Cannot encode a {type(value).__qualname__} at {where}: {value!r:.80}")
+        raise self._unencodable(value, path)
 
-    def _dict(self, value: dict[Any, Any], path: tuple[str, ...]) -> Any:
+    @staticmethod
+    def _unencodable(value: Any, path: Path) -> UnencodableValue:
+        where = "/".join(path) or "the top level"
+        return UnencodableValue(f"Cannot encode a {type(value).__qualname__} at {where}: {value!r:.80}")
+
+    def _dict(self, value: dict[Any, Any], path: Path) -> Any:
         keys = list(value)
         if all(type(k) is str for k in keys) and TAG not in value:
-            return {k: self.encode(v, (*path, k)) for k, v in value.items()}
+            return {k: v if type(v) in _AS_IS else self.encode(v, (*path, k)) for k, v in value.items()}
         if keys and all(type(k) is int for k in keys):
-            return {TAG: "dict", "keys": "int", "items": {str(k): self.encode(v, (*path, str(k))) for k, v in value.items()}}
-        return {TAG: "dict", "pairs": [[self.encode(k, path), self.encode(v, (*path, str(k)))] for k, v in value.items()]}
+            return {TAG: "dict", "keys": "int",
+                    "items": {str(k): self.encode(v, (*path, "items", str(k))) for k, v in value.items()}}
+        return {TAG: "dict", "pairs": [[self.encode(k, (*path, "pairs", str(i), "0")),
+                                        self.encode(v, (*path, "pairs", str(i), "1"))]
+                                       for i, (k, v) in enumerate(value.items())]}
 
-    def _object(self, obj: Any, path: tuple[str, ...]) -> Any:
-        if id(obj) in self.ids:
-            return {TAG: "ref", "id": self.ids[id(obj)]}
-        out: dict[str, Any] = {TAG: "object", "type": self.types.name(type(obj))}
-        if id(obj) in self.shared:
-            self.ids[id(obj)] = len(self.ids) + 1
-            self.keep.append(obj)
-            out["id"] = self.ids[id(obj)]
-        out["attrs"] = {k: self.encode(v, (*path, k)) for k, v in _attributes(obj).items()}
+    def _set_items(self, value: Iterable[Any], path: Path) -> list[Any]:
+        """Items in sorted order; places first met inside an item move with it."""
+        known = set(self.places)
+        items = [self.encode(v, (*path, "items", str(i))) for i, v in enumerate(value)]
+        order = sorted(range(len(items)), key=lambda i: json.dumps(items[i], sort_keys=True))
+        if any(key not in known for key in self.places):
+            moved = {str(old): str(new) for new, old in enumerate(order)}
+            depth = len(path) + 1
+            for key, place in list(self.places.items()):
+                if key not in known and place[:depth] == (*path, "items"):
+                    self.places[key] = (*place[:depth], moved[place[depth]], *place[depth + 1:])
+        return [items[i] for i in order]
+
+    def _object(self, obj: Any, path: Path) -> Any:
+        cls = type(obj)
+        out: dict[str, Any] = {TAG: "object", "type": self.types.name(cls)}
+        base = next((b for b in _BASES if isinstance(obj, b)), None)
+        if base in (set, frozenset):
+            out["value"] = {TAG: base.__name__, "items": self._set_items(obj, (*path, "value"))}
+        elif base is dict:
+            out["value"] = self._dict(dict(obj), (*path, "value"))
+        elif base is list:
+            out["value"] = [self.encode(v, (*path, "value", str(i))) for i, v in enumerate(obj)]
+        elif base is tuple:
+            out["value"] = {TAG: "tuple", "items": [self.encode(v, (*path, "value", "items", str(i)))
+                                                    for i, v in enumerate(obj)]}
+        elif base is not None:
+            out["value"] = self.encode(base(obj), (*path, "value"))
+        if _pydantic(cls):
+            out["attrs"] = {k: self.encode(v, (*path, "attrs", k)) for k, v in obj.__dict__.items()}
+            private = getattr(obj, "__pydantic_private__", None) or {}
+            if private:
+                out["private"] = {k: self.encode(v, (*path, "private", k)) for k, v in private.items()}
+            return out
+        out["attrs"] = {k: self.encode(v, (*path, "attrs", k)) for k, v in _attributes(obj).items()}
         return out
-
-
-def _plain_subclass(value: Any) -> bool:
-    """dict/list, or a subclass that only observes them (no attributes, same behaviour)."""
-    return type(value) in (dict, list) or (not hasattr(value, "__dict__") and type(value).__module__.startswith("catalog."))
 
 
 _FACTORIES: dict[str, Callable[[], Any]] = {"list": list, "dict": dict, "set": set, "int": int, "float": float,
@@ -252,80 +321,131 @@ def _factory_name(value: defaultdict[Any, Any]) -> str | None:
 
 def _is_data_object(value: Any) -> bool:
     """Instances of user classes only: no modules, functions, files, locks or C-level objects."""
-    module = type(value).__module__
-    return module not in ("builtins", "_io", "io", "_thread", "threading", "socket", "types") and (
-        hasattr(value, "__dict__") or any(getattr(k, "__slots__", ()) for k in type(value).__mro__))
+    cls = type(value)
+    if isinstance(value, type) or cls.__module__ in _SKIP_MODULES:
+        return False
+    if isinstance(value, _BASES):
+        return True
+    return not callable(value) and (hasattr(value, "__dict__") or any(getattr(k, "__slots__", ()) for k in cls.__mro__))
 
 
-class _Decoder:
+class Decoder:
+    """One decoding pass: remembers the place of each container and object it rebuilt."""
+
     def __init__(self, types: TypeNames) -> None:
         self.types = types
-        self.objects: dict[int, Any] = {}
-        self.builders: dict[str, Callable[[dict[str, Any]], Any]] = {
-            "dict": self._dict, "tuple": lambda d: tuple(self.decode(v) for v in d["items"]),
-            "set": lambda d: {self.decode(v) for v in d["items"]},
-            "frozenset": lambda d: frozenset(self.decode(v) for v in d["items"]),
-            "decimal": lambda d: Decimal(d["value"]), "float": lambda d: float(d["value"]),
-            "datetime": lambda d: dt.datetime.fromisoformat(d["value"]),
-            "date": lambda d: dt.date.fromisoformat(d["value"]), "time": lambda d: dt.time.fromisoformat(d["value"]),
-            "timedelta": lambda d: dt.timedelta(*d["value"]),
-            "bytes": lambda d: base64.b64decode(d["value"]),
-            "enum": lambda d: self.types.resolve(d["type"])[d["name"]],  # type: ignore[index]
-            "defaultdict": lambda d: defaultdict(_FACTORIES[d["factory"]], self.decode(d["value"])),
-            "random": self._random, "object": self._object, "ref": self._ref,
+        self.places: dict[Path, Any] = {}
+        self.builders: dict[str, Callable[[dict[str, Any], Path], Any]] = {
+            "dict": self._dict, "tuple": lambda d, p: tuple(self._items(d, p)),
+            "set": self._set, "frozenset": lambda d, p: frozenset(self._items(d, p)),
+            "decimal": lambda d, p: Decimal(d["value"]), "float": lambda d, p: float(d["value"]),
+            "datetime": lambda d, p: dt.datetime.fromisoformat(d["value"]),
+            "date": lambda d, p: dt.date.fromisoformat(d["value"]),
+            "time": lambda d, p: dt.time.fromisoformat(d["value"]),
+            "timedelta": lambda d, p: dt.timedelta(*d["value"]),
+            "bytes": lambda d, p: base64.b64decode(d["value"]),
+            "enum": lambda d, p: self.types.resolve(d["type"])[d["name"]],  # type: ignore[index]
+            "defaultdict": self._defaultdict, "random": self._random, "object": self._object, "ref": self._ref,
         }
 
-    def decode(self, data: Any) -> Any:
+    def decode(self, data: Any, path: Path) -> Any:
         if isinstance(data, list):
-            return [self.decode(v) for v in data]
+            out: list[Any] = []
+            self.places[path] = out
+            out.extend(self.decode(v, (*path, str(i))) for i, v in enumerate(data))
+            return out
         if not isinstance(data, dict):
             return data
         kind = data.get(TAG)
         if kind is None:
-            return {k: self.decode(v) for k, v in data.items()}
+            plain: dict[str, Any] = {}
+            self.places[path] = plain
+            for k, v in data.items():
+                plain[k] = self.decode(v, (*path, k))
+            return plain
         builder = self.builders.get(kind)
         if builder is None:
             raise ValueError(f"Unknown encoded kind {kind!r}")
         try:
-            return builder(data)
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"Malformed encoded {kind}: {exc}") from exc
+            return builder(data, path)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"Malformed encoded {kind}: {exc!r}") from exc
 
-    def _dict(self, data: dict[str, Any]) -> dict[Any, Any]:
+    def _items(self, data: dict[str, Any], path: Path) -> list[Any]:
+        return [self.decode(v, (*path, "items", str(i))) for i, v in enumerate(data["items"])]
+
+    def _set(self, data: dict[str, Any], path: Path) -> set[Any]:
+        out = set(self._items(data, path))
+        self.places[path] = out
+        return out
+
+    def _dict(self, data: dict[str, Any], path: Path, into: dict[Any, Any] | None = None) -> dict[Any, Any]:
+        out: dict[Any, Any] = {} if into is None else into
+        self.places.setdefault(path, out)
         if "items" in data:
             if data.get("keys") != "int":
                 raise ValueError(f"Unknown key type {data.get('keys')!r} of an encoded dict")
-            return {int(k): self.decode(v) for k, v in data["items"].items()}
-        return {_hashable(self.decode(k)): self.decode(v) for k, v in data["pairs"]}
+            for k, v in data["items"].items():
+                out[int(k)] = self.decode(v, (*path, "items", k))
+            return out
+        for i, (k, v) in enumerate(data["pairs"]):
+            key = _hashable(self.decode(k, (*path, "pairs", str(i), "0")))
+            out[key] = self.decode(v, (*path, "pairs", str(i), "1"))
+        return out
 
-    def _random(self, data: dict[str, Any]) -> random.Random:
+    def _defaultdict(self, data: dict[str, Any], path: Path) -> defaultdict[Any, Any]:
+        out: defaultdict[Any, Any] = defaultdict(_FACTORIES[data["factory"]])
+        self.places[path] = out
+        self._fill(data["value"], (*path, "value"), out)
+        return out
+
+    def _fill(self, data: dict[str, Any], path: Path, into: dict[Any, Any]) -> None:
+        """Decode a dict's encoding (plain or tagged) into an existing dict (a subclass's value)."""
+        if TAG in data:
+            self._dict(data, path, into)
+        else:
+            for k, v in data.items():
+                into[k] = self.decode(v, (*path, k))
+
+    def _random(self, data: dict[str, Any], path: Path) -> random.Random:
         cls: Any = self.types.resolve(data["type"])
         generator = cls.__new__(cls)
         random.Random.__init__(generator)
-        generator.setstate(_tuples(self.decode(data["state"])))
+        self.places[path] = generator
+        generator.setstate(_tuples(self.decode(data["state"], (*path, "state"))))
         return generator
 
-    def _object(self, data: dict[str, Any]) -> Any:
+    def _object(self, data: dict[str, Any], path: Path) -> Any:
         cls: Any = self.types.resolve(data["type"])
-        obj = cls.__new__(cls)
-        if "id" in data:
-            self.objects[data["id"]] = obj
-        attrs = {k: self.decode(v) for k, v in data["attrs"].items()}
-        pydantic_fields = getattr(cls, "model_fields", None)
-        if isinstance(pydantic_fields, dict):
+        base = next((b for b in _BASES if issubclass(cls, b)), None)
+        if "value" in data and base in (tuple, frozenset, str, int, float, Decimal):
+            obj = base.__new__(cls, self.decode(data["value"], (*path, "value")))
+        else:
+            obj = cls.__new__(cls)
+        self.places[path] = obj
+        if "value" in data and base is dict:
+            self._fill(data["value"], (*path, "value"), obj)
+        elif "value" in data and base is list:
+            obj.extend(self.decode(v, (*path, "value", str(i))) for i, v in enumerate(data["value"]))
+        elif "value" in data and base is set:
+            obj.update(self._items(data["value"], (*path, "value")))
+        attrs = {k: self.decode(v, (*path, "attrs", k)) for k, v in data["attrs"].items()}
+        if _pydantic(cls):
             object.__setattr__(obj, "__dict__", attrs)
-            object.__setattr__(obj, "__pydantic_fields_set__", set(attrs) & set(pydantic_fields))
+            object.__setattr__(obj, "__pydantic_fields_set__", set(attrs) & set(cls.model_fields))
             object.__setattr__(obj, "__pydantic_extra__", None)
-            object.__setattr__(obj, "__pydantic_private__", None)
+            private = {k: self.decode(v, (*path, "private", k)) for k, v in data.get("private", {}).items()}
+            object.__setattr__(obj, "__pydantic_private__", private or None)
             return obj
         for name, value in attrs.items():
             object.__setattr__(obj, name, value)
         return obj
 
-    def _ref(self, data: dict[str, Any]) -> Any:
-        if data["id"] not in self.objects:
-            raise ValueError(f"Encoded reference #{data['id']} comes before its object")
-        return self.objects[data["id"]]
+    def _ref(self, data: dict[str, Any], path: Path) -> Any:
+        place = tuple(data["path"])
+        if place not in self.places:
+            raise ValueError(f"Encoded reference to {list(place)} comes before its value")
+        return self.places[place]
 
 
 def _hashable(key: Any) -> Any:

@@ -9,6 +9,7 @@ the whole value, a removed key one `delete`, a changed leaf one `modify`, and a 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -103,8 +104,18 @@ def _diff_dicts(prefix: tuple[str, ...], before: dict[str, Any], after: dict[str
         _diff_value((*prefix, key), before.get(key, MISSING), after.get(key, MISSING), ops)
 
 
+def _same_text(old: Any, new: Any) -> bool:
+    """A fast exact check for equal subtrees (C-level `==`, then text, which tells `True` from `1`)."""
+    try:
+        return bool(old == new) and json.dumps(old) == json.dumps(new)
+    except (TypeError, ValueError):
+        return False
+
+
 def _diff_value(path: tuple[str, ...], old: Any, new: Any, ops: list[DeltaOp]) -> None:
     if old is MISSING and new is MISSING:
+        return
+    if isinstance(old, (dict, list)) and _same_text(old, new):
         return
     if old is MISSING:
         ops.append(DeltaOp("add", path, copy.deepcopy(new)))

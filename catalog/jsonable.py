@@ -2,6 +2,11 @@
 
 States and observations are compared by value across processes, runs and simulators, so every
 Python value a tool may produce is mapped to one canonical JSON value first.
+
+`to_jsonable` is the form of SQL envs' values (their columns are JSON-typed by construction) and
+of data parsed from outside (benchmark files, model replies). It is lossy on purpose (a tuple
+becomes a list, an int key a string): class envs, whose values are whatever Python holds, use
+the lossless codec (catalog/codec.py) for their state and results instead.
 """
 
 from __future__ import annotations

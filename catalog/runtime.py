@@ -5,9 +5,10 @@ Two runtimes share one contract (the `Runtime` protocol):
   reset restores the main database from a per-state template with SQLite's backup API.
 - `ClassRuntime` for class-based envs (state in instance attributes, EnvScaler/BFCL style).
 
-Both compute the delta from change tracking, so a call costs in proportion to what it changed;
-a full snapshot is built only when asked for (`snapshot()` or `call(..., snapshot=True)`).
-An exception inside a tool never escapes: it becomes a result and the state is rolled back.
+`SqlRuntime` computes the delta from change tracking, so a call costs in proportion to what it
+changed; `ClassRuntime` diffs the lossless encoding of the instance's attributes after a call
+against the one before it (catalog/_tracking.py). An exception inside a tool never escapes: it
+becomes a result; SQL envs roll the call back, class envs keep what the code wrote (faithful).
 Runtimes hold no global state, so one can run inside a sandbox worker process.
 """
 
@@ -34,7 +35,7 @@ from sqlalchemy.orm import sessionmaker
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel
 
-from catalog import _sqlstate, _tracking
+from catalog import _sqlstate, _tracking, codec
 from catalog.argcheck import type_problem
 from catalog.envkit import Env, EnvMeta, ToolError
 from catalog.jsonable import canonical_json, to_jsonable
@@ -60,7 +61,7 @@ class Runtime(Protocol):
 
     def call(self, action: Action | dict[str, Any], *, snapshot: bool = False) -> StepResult: ...
 
-    def snapshot(self) -> dict[str, Any]: ...
+    def snapshot(self, hidden: bool = False) -> dict[str, Any]: ...
 
 
 def local_module_names(folder: Path) -> set[str]:
@@ -260,8 +261,8 @@ class SqlRuntime:
             result.state = self.snapshot()
         return result
 
-    def snapshot(self) -> dict[str, Any]:
-        """Return the full current state as canonical JSON."""
+    def snapshot(self, hidden: bool = False) -> dict[str, Any]:
+        """Return the full current state as canonical JSON (SQL envs have no hidden state)."""
         self._require_reset()
         return _sqlstate.snapshot(self._raw, self.codecs)
 
@@ -324,7 +325,15 @@ InitMode = Literal["auto", "constructor", "envscaler", "setattr", "load_scenario
 
 
 class ClassRuntime:
-    """Runs a class whose instance attributes are the state and whose public methods are tools."""
+    """Runs a class whose instance attributes are the state and whose public methods are tools.
+
+    Execution is faithful: the tools run on exactly the values the class built (no wrapped
+    containers), and a tool that raises keeps whatever it wrote before raising, as the class
+    does outside envforge. That call's result is a crash (or a failure for a declared failure
+    exception) and its delta is what the code changed. (SQL envs instead roll the call's
+    transaction back.) State and results are encoded losslessly (catalog/codec.py); private
+    attributes are hidden state: `snapshot(hidden=True)`, `StepResult.info["hidden_delta"]`.
+    """
 
     def __init__(self, env_class: type, *, init: InitMode = "auto", failure_exceptions: Sequence[str] = ()) -> None:
         self.env_class = env_class
@@ -334,42 +343,54 @@ class ClassRuntime:
         if not self.tools:
             raise EnvLoadError(f"{env_class.__name__} has no public methods to use as tools")
         self._signatures = _signatures(env_class, self.tools)
-        self._tracked_class = _tracking.tracked_class(env_class)
+        self.types = _tracking.env_type_names(env_class)
         self._instance: Any = None
-        self._journal = _tracking.Journal()
+        self._encoded = _tracking.Encoded({}, {})
+
+    @property
+    def opaque(self) -> tuple[str, ...]:
+        """Hidden attributes with no encoding (left out of hidden state: a lock, an open file)."""
+        return self._encoded.opaque
 
     def reset(self, state: dict[str, Any]) -> None:
-        """Build a fresh instance and load `state` (the init config) into it."""
+        """Build a fresh instance and load `state` into it: an init config, or a snapshot for
+        classes loaded by `setattr`/`envscaler` (a `snapshot(hidden=True)` restores hidden state too)."""
         if not isinstance(state, dict):
             raise StateError(f"An init config must be an object, got {type(state).__name__}")
-        config = _tracking.plain(state)
-        journal = _tracking.Journal()
+        try:
+            config = codec.decode(state, self.types)
+        except ValueError as exc:
+            raise StateError(f"The state of {self.env_class.__name__} does not decode: {exc}") from exc
         try:
             if self.init == "load_scenario":
-                instance = self._tracked_class()
+                instance = self.env_class()
                 instance._load_scenario(config)
             elif self.init == "constructor":
-                instance = self._tracked_class(config)
+                instance = self.env_class(config)
             elif self.init == "envscaler":
-                # EnvScaler's loader: construct with the config, then set every key as an attribute.
-                instance = self._tracked_class(config)
-                for key, value in _tracking.plain(config).items():
+                # EnvScaler's loader: construct with the config, then set every key as an attribute
+                # (a copy of its own, so an attribute is not the config object the constructor kept).
+                instance = self.env_class(config)
+                for key, value in codec.decode(state, self.types).items():
                     setattr(instance, key, value)
             else:
-                instance = self._tracked_class()
-                for key, value in _tracking.plain(config).items():
+                instance = self.env_class()
+                for key, value in config.items():
                     setattr(instance, key, value)
         except Exception as exc:
             raise StateError(f"{self.env_class.__name__} rejected the init config ({self.init}): "
                              f"{type(exc).__name__}: {exc}") from exc
-        view = _tracking.StateView(instance)
-        for name, value in view.attributes().items():
-            instance.__dict__[name] = _tracking.adopt(value, (name,), journal)
-        instance.__dict__[_tracking.JOURNAL_ATTR] = journal
-        self._instance, self._journal = instance, journal
+        self._encoded = self._encode(instance)
+        self._instance = instance
+
+    def _encode(self, instance: Any) -> _tracking.Encoded:
+        try:
+            return _tracking.encode_state(instance, self.types)
+        except codec.UnencodableValue as exc:
+            raise StateError(f"{self.env_class.__name__} keeps a value with no encoding in its state: {exc}") from exc
 
     def call(self, action: Action | dict[str, Any], *, snapshot: bool = False) -> StepResult:
-        """Execute one tool call; an exception rolls the state back and becomes the result."""
+        """Execute one tool call; never raises for anything the tool does."""
         if self._instance is None:
             raise RuntimeError("Call reset(state) before call() or snapshot()")
         action = _as_action(action)
@@ -379,40 +400,34 @@ class ClassRuntime:
         problem = _bind_error(self._signatures[action.name], action.arguments)
         if problem:
             return _invalid(f"Bad arguments for {action.name}: {problem}")
-        view, journal = _tracking.StateView(self._instance), self._journal
-        journal.clear()
-        journal.active = True
         try:
-            raw = method(**action.arguments)
-            journal.active = False
-            observation = to_jsonable(raw)
-            delta = _tracking.delta_of(view, journal)
-            _tracking.retrack(view, journal)
-            result = StepResult(observation, delta, outcome_of(observation))
+            observation = codec.encode(method(**action.arguments), self.types)
+            result = StepResult(observation, [], outcome_of(observation))
         except Exception as exc:
-            journal.active = False
-            _tracking.rollback(view, journal)
             if type(exc).__name__ in self.failure_exceptions:
                 result = StepResult({"success": False, "error": str(exc)}, [], Outcome.FAILURE,
                                     info={"exception": type(exc).__name__})
             else:
                 result = _crash(exc)
-        finally:
-            journal.active = False
-            journal.clear()
+        before = self._encoded
+        try:
+            self._encoded = self._encode(self._instance)
+        except StateError as exc:
+            result = _crash(exc)
+            result.info["state_unencodable"] = True
+        result.delta, hidden = _tracking.state_delta(before, self._encoded)
+        if hidden:
+            result.info["hidden_delta"] = [op.to_dict() for op in hidden]
         if snapshot:
-            result.state = self.snapshot()
+            result.state = self._encoded.public if self._encoded is not before else self.snapshot()
         return result
 
-    def snapshot(self) -> dict[str, Any]:
-        """Return the public instance attributes as canonical JSON."""
+    def snapshot(self, hidden: bool = False) -> dict[str, Any]:
+        """The encoded public state (attributes in the order the instance set them); with
+        `hidden`, the hidden attributes after them. The caller owns the returned object."""
         if self._instance is None:
             raise RuntimeError("Call reset(state) before call() or snapshot()")
-        attributes = _tracking.StateView(self._instance).attributes()
-        try:
-            return {name: to_jsonable(attributes[name]) for name in sorted(attributes)}
-        except TypeError as exc:
-            raise StateError(f"{self.env_class.__name__} keeps non-JSON data in its state: {exc}") from exc
+        return self._encoded.state(hidden)
 
 
 def _public_methods(env_class: type) -> list[tuple[str, Callable[..., Any]]]:

@@ -298,7 +298,8 @@ class Catalog:
                 target_file.parent.mkdir(parents=True, exist_ok=True)
                 target_file.write_text(text, encoding="utf-8")
             for name, state in sorted(states.items()):
-                _write_json(staging / "states" / f"{name}.json", to_jsonable(state))
+                # states keep their order: a class env iterates its dicts in the order it stored them
+                _write_json(staging / "states" / f"{name}.json", to_jsonable(state), sort_keys=False)
             lines = [t.model_dump_json(exclude_none=True) for t in tasks]
             (staging / "tasks.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
             final = manifest.model_copy(update={"states": sorted(states), "content_hash": content_hash(staging)})
@@ -329,8 +330,8 @@ class Catalog:
         self._index().delete(env_id)
 
 
-def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+def _write_json(path: Path, data: Any, *, sort_keys: bool = True) -> None:
+    path.write_text(json.dumps(data, indent=1, sort_keys=sort_keys, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _fsync_tree(folder: Path) -> None:

@@ -294,7 +294,9 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
                 channel.send({"done": True, "event": STALE})  # a new worker holds no session yet
                 continue
             has_state = True
-            ready: dict[str, Any] = {"ready": True, "state": runtime.snapshot() if job.get("snapshot") else None}
+            hidden = bool(job.get("hidden"))
+            ready: dict[str, Any] = {"ready": True,
+                                     "state": runtime.snapshot(hidden=hidden) if job.get("snapshot") else None}
             if job.get("describe"):
                 ready["tools"] = [t.model_dump() for t in runtime.tools.values()]
             if not channel.send(ready):
@@ -306,6 +308,8 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
                     event = "output_too_large"
             for action in job["actions"]:
                 result = runtime.call(action, snapshot=job.get("snapshot", False))
+                if hidden and job.get("snapshot"):
+                    result.state = runtime.snapshot(hidden=True)
                 call_event = None
                 if result.outcome is Outcome.CRASH:
                     call_event = "memory" if result.info.get("exception") == "MemoryError" else "crash"

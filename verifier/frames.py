@@ -31,7 +31,10 @@ class FrameTooLarge(FrameError):
 
 def encode(message: dict[str, Any]) -> bytes:
     """One frame holding `message` as JSON."""
-    body = json.dumps(message, ensure_ascii=False, allow_nan=False).encode()
+    try:
+        body = json.dumps(message, ensure_ascii=False, allow_nan=False).encode()
+    except UnicodeEncodeError:  # a lone surrogate in a str: escaped, so the str arrives unchanged
+        body = json.dumps(message, ensure_ascii=True, allow_nan=False).encode()
     return HEADER.pack(len(body)) + body
 
 

@@ -55,6 +55,7 @@ class Job:
     task: dict[str, Any] | None = None
     describe: bool = False  # the ready frame also lists the tool descriptors
     resume: bool = False  # continue from the worker's current state instead of resetting
+    hidden: bool = False  # states include hidden state (class envs' private attributes)
 
     @classmethod
     def for_env(cls, handle: EnvHandle, actions: list[dict[str, Any]], *, state_name: str | None = None,

@@ -47,9 +47,9 @@ class SandboxRuntime:
     def close(self) -> None:
         self._pool.close()
 
-    def _job(self, actions: list[dict[str, Any]], *, snapshot: bool, resume: bool) -> JobResult:
+    def _job(self, actions: list[dict[str, Any]], *, snapshot: bool, resume: bool, hidden: bool = False) -> JobResult:
         job = Job.for_env(self.handle, actions, state=None if resume else self._start, snapshot=snapshot)
-        job.resume = resume
+        job.resume, job.hidden = resume, hidden
         result = self._pool.run(job)
         if resume and result.event == STALE:  # the pool had to start a new worker: restore, then ask again
             self._fresh = True
@@ -80,13 +80,16 @@ class SandboxRuntime:
         if not result.calls:
             return _event_step(result)
         step = to_step(result.calls[0])
-        if step.outcome is Outcome.SUCCESS or step.outcome is Outcome.FAILURE:
-            self._history.append(data)  # crashes and invalid calls roll back: nothing to replay
+        if step.outcome is Outcome.SUCCESS or step.outcome is Outcome.FAILURE or (
+                step.outcome is Outcome.CRASH and self.handle.manifest.kind == "class" and result.calls[0].event == "crash"):
+            # a class env keeps what a raising tool wrote, so that call is replayed too; SQL
+            # crashes and invalid calls roll back, and sandbox events (timeout...) end the worker
+            self._history.append(data)
         return step
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, hidden: bool = False) -> dict[str, Any]:
         self._ensure_current()
-        result = self._job([], snapshot=True, resume=True)
+        result = self._job([], snapshot=True, resume=True, hidden=hidden)
         if result.event or result.initial_state is None:
             raise RuntimeError(f"snapshot failed in the sandbox: {result.event}")
         return result.initial_state

@@ -279,14 +279,14 @@ def test_raised_failure_exception_is_a_failure(warehouse):
     assert [op.to_dict() for op in ok_result.delta] == [{"op": "delete", "path": ["bins", "B.1"]}]
 
 
-def test_class_crash_rolls_everything_back(warehouse):
-    before = warehouse.snapshot()
+def test_class_crash_keeps_what_the_code_wrote(warehouse):
+    """Faithful execution: the class outside envforge keeps its partial writes, so envforge does too."""
     result = warehouse.call({"name": "wipe_then_crash", "arguments": {}}, snapshot=True)
     assert result.outcome is Outcome.CRASH and result.observation == {"error": "RuntimeError: boom"}
-    assert result.state == before
-    # containers restored by the rollback are tracked again
-    after = warehouse.call({"name": "move", "arguments": {"src": "A", "dst": "B.1", "n": 5}})
-    assert len(after.delta) == 4
+    assert result.state == {"bins": {}, "log": ["x"], "counter": 99}
+    assert [op.to_dict() for op in result.delta] == [
+        {"op": "delete", "path": ["bins", "A"]}, {"op": "delete", "path": ["bins", "B.1"]},
+        {"op": "modify", "path": ["counter"], "value": 99}, {"op": "modify", "path": ["log"], "value": ["x"]}]
 
 
 def test_moved_containers_are_tracked_at_their_new_path(warehouse):
@@ -324,7 +324,10 @@ def test_init_by_constructor_and_int_keys():
     assert runtime.init == "constructor"
     runtime.reset({"rooms": {"101": {"free": True}}})
     result = runtime.call({"name": "book", "arguments": {"room": 101}}, snapshot=True)
-    assert [op.to_dict() for op in result.delta] == [{"op": "modify", "path": ["rooms", "101", "free"], "value": False}]
+    # int keys stay int: the encoded dict addresses its records through "items"
+    assert [op.to_dict() for op in result.delta] == [
+        {"op": "modify", "path": ["rooms", "items", "101", "free"], "value": False}]
+    assert result.state == {"rooms": {"__py__": "dict", "keys": "int", "items": {"101": {"free": False}}}}
 
 
 def test_init_by_load_scenario():
