@@ -944,14 +944,16 @@ class Interpreter:
     def decode_attribute(self, name: str) -> Any:
         if self._shared is None:
             self._shared = shared_attributes(self.state)
-        if name in self._shared:
-            raise Abstain(f"self.{name} shares values with other attributes")
+        # Attributes that reference each other are decoded in one pass, so they share as they did.
+        group = [n for n in self.state if n in self._shared] if name in self._shared else [name]
         try:
-            value = decode_state({name: self.state[name]})[name]
+            values = decode_state({n: self.state[n] for n in group})
         except UnmodelledValue as exc:
             raise Abstain(f"state holds {exc}") from None
-        self.class_state()[name] = value
-        return value
+        state = self.class_state()
+        for other in group:
+            state.setdefault(other, values[other])
+        return state[name]
 
     def _watch(self, name: str, value: Any) -> None:
         """Remember a mutable module-level value: a call that changes it changes hidden state."""
