@@ -41,8 +41,11 @@ class SpecSimulator:
         self.strict_args = strict_args
 
     def predict(self, state: dict[str, Any], action: Action | dict[str, Any]) -> Prediction:
-        """Predict one call on `state` (for class envs in catalog.codec's encoding, with hidden
-        attributes if the snapshot has them); never raises for an unmodelled call."""
+        """Predict one call on `state`; never raises for an unmodelled call.
+
+        A class env's state is in catalog.codec's encoding, with hidden attributes if the
+        snapshot has them.
+        """
         action = action if isinstance(action, Action) else Action.model_validate(action)
         interpreter = Interpreter(self.spec, state, strict_args=self.strict_args)
         try:

@@ -14,17 +14,15 @@ import random
 from typing import Any
 
 from catalog import codec
-from catalog.jsonable import canonical_json
 
-__all__ = ["UnmodelledValue", "check_modelled", "decode_state", "encode_value", "encode_attributes", "aliased_twin",
+__all__ = ["UnmodelledValue", "check_modelled", "decode_state", "encode_value", "encode_attributes",
            "shared_attributes"]
 
-# Whether the codec writes a container reached twice as a reference to its first place: then
-# aliasing between parts of the state is in the encoding and decoding rebuilds it.
-SHARED_REFERENCES = hasattr(codec, "Encoder")
 # Kinds of tagged values whose decoded Python value the interpreter handles like the env would.
+# A container reached twice is written as a reference to its first place, so aliasing between
+# parts of the state is in the encoding and decoding rebuilds it.
 MODELLED_KINDS = frozenset({"dict", "tuple", "set", "frozenset", "decimal", "float", "datetime", "date", "time",
-                            "timedelta", "bytes", "random"} | ({"ref"} if SHARED_REFERENCES else set()))
+                            "timedelta", "bytes", "random", "ref"})
 RANDOM_TYPE = "random:Random"
 
 
@@ -110,51 +108,14 @@ def encode_value(value: Any) -> Any:
 
 
 def encode_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
-    """The encoding of an instance's attributes as the runtime's snapshot writes it: public ones
-    first, then hidden ones, in one pass (so a value reached twice is a reference to its first place)."""
+    """The encoding of an instance's attributes as the runtime's snapshot writes it.
+
+    Public ones first, then hidden ones, in one pass: a value reached twice is a reference to
+    its first place.
+    """
     ordered = [n for n in attributes if not n.startswith("_")] + [n for n in attributes if n.startswith("_")]
-    if not SHARED_REFERENCES:
-        return {name: encode_value(attributes[name]) for name in ordered}
-    encoder: Any = getattr(codec, "Encoder")(_NAMES)
+    encoder = codec.Encoder(_NAMES)
     try:
         return {name: encoder.encode(attributes[name], (name,)) for name in ordered}
     except (codec.UnencodableValue, TypeError, ValueError) as exc:
         raise UnmodelledValue(f"cannot encode the state: {exc}") from exc
-
-
-def aliased_twin(before: dict[str, Any], paths: list[tuple[str, ...]]) -> tuple[str, ...] | None:
-    """A changed container that may be the same object as another one of the state.
-
-    The encoding keeps no identity for dicts, lists and sets: two attributes holding one list
-    look like two equal lists, and a change to one is a change to both in the env. So when a
-    change lands inside a non-empty container that has an equal twin elsewhere, the prediction
-    cannot be trusted. Returns the path of such a container, or None. (Only needed with a codec
-    that does not write shared containers as references.)
-    """
-    if SHARED_REFERENCES:
-        return None
-    index: dict[str, list[tuple[str, ...]]] = {}
-
-    def visit(node: Any, path: tuple[str, ...]) -> None:
-        if isinstance(node, dict):
-            if node and codec.TAG not in node:
-                index.setdefault(canonical_json(node), []).append(path)
-            elif node.get(codec.TAG) in ("dict", "set", "tuple", "frozenset") and (node.get("items") or node.get("pairs")):
-                index.setdefault(canonical_json(node), []).append(path)
-            for key, child in node.items():
-                visit(child, (*path, key))
-        elif isinstance(node, list):
-            if node:
-                index.setdefault(canonical_json(node), []).append(path)
-            for child in node:
-                visit(child, (*path, "[]"))
-
-    visit(before, ())
-    twins = {p for group in index.values() if len(group) > 1 for p in group}
-    if not twins:
-        return None
-    for changed in paths:
-        for twin in twins:
-            if changed[:len(twin)] == twin or twin[:len(changed)] == changed:
-                return twin
-    return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,7 @@ from .adversarial import FAILURES, draw_cases, run_corpus
 CORPUS_ENVS = 100
 
 
-def test_the_adversarial_corpus_is_never_wrong():
+def test_the_adversarial_corpus_is_never_wrong() -> None:
     cases = draw_cases(CORPUS_ENVS, seed=11)
     with SandboxPool(2, timeout=5.0) as pool:
         tally = run_corpus(cases, pool)
@@ -42,7 +43,7 @@ def _runtime(tmp_path: Path, source: str, entry: str = "Env") -> tuple[ClassRunt
     return runtime, SpecSimulator(extract_spec(source, "class", entry, failure_exceptions=FAILURES))
 
 
-def _check(runtime: ClassRuntime, simulator: SpecSimulator, state: dict, calls: list[dict]) -> list[str]:
+def _check(runtime: ClassRuntime, simulator: SpecSimulator, state: dict[str, Any], calls: list[dict[str, Any]]) -> list[str]:
     """Run calls; every prediction must be exact or an abstention. Returns 'exact'/'abstained' per call."""
     runtime.reset({name: codec.encode(value) for name, value in state.items()})
     verdicts = []
@@ -100,11 +101,11 @@ ENV = """
             self.orders[oid]["status"] = "closed"
             raise ValueError("closed too early")
 """
-STATE = {"orders": {7: {"price": Decimal("1.10"), "status": "open"}}, "users": {"u1": {"name": "ann"}},
+STATE: dict[str, Any] = {"orders": {7: {"price": Decimal("1.10"), "status": "open"}}, "users": {"u1": {"name": "ann"}},
          "log": [], "tags": {"b", "a"}}
 
 
-def test_int_keys_are_found_as_in_python(tmp_path):
+def test_int_keys_are_found_as_in_python(tmp_path: Path) -> None:
     """The original bug: int keys came back as str and the simulator answered 'not found'."""
     runtime, simulator = _runtime(tmp_path, ENV)
     assert _check(runtime, simulator, STATE, [{"name": "find", "arguments": {"oid": 7}},
@@ -112,12 +113,12 @@ def test_int_keys_are_found_as_in_python(tmp_path):
                                               {"name": "price", "arguments": {"oid": 7}}]) == ["exact"] * 3
 
 
-def test_augmented_assignment_extends_the_list_every_alias_sees(tmp_path):
+def test_augmented_assignment_extends_the_list_every_alias_sees(tmp_path: Path) -> None:
     runtime, simulator = _runtime(tmp_path, ENV)
     assert _check(runtime, simulator, STATE, [{"name": "bump", "arguments": {"oid": 1}}]) == ["exact"]
 
 
-def test_an_attribute_that_aliases_a_record_is_encoded_as_a_reference(tmp_path):
+def test_an_attribute_that_aliases_a_record_is_encoded_as_a_reference(tmp_path: Path) -> None:
     runtime, simulator = _runtime(tmp_path, ENV)
     verdicts = _check(runtime, simulator, STATE, [{"name": "pick", "arguments": {"uid": "u1"}},
                                                   {"name": "pick", "arguments": {"uid": "u1"}}])
@@ -129,11 +130,11 @@ def test_an_attribute_that_aliases_a_record_is_encoded_as_a_reference(tmp_path):
     {"name": "remember", "arguments": {"tag": "x"}},  # a mutable default persists between calls
     {"name": "half", "arguments": {"qty": 3}},  # a positional-only parameter passed by name does not bind
 ])
-def test_what_python_decides_outside_the_state_is_abstained(tmp_path, action):
+def test_what_python_decides_outside_the_state_is_abstained(tmp_path: Path, action: dict[str, Any]) -> None:
     runtime, simulator = _runtime(tmp_path, ENV)
     assert _check(runtime, simulator, STATE, [action]) == ["abstained"]
 
 
-def test_a_failure_keeps_what_the_class_wrote_before_raising(tmp_path):
+def test_a_failure_keeps_what_the_class_wrote_before_raising(tmp_path: Path) -> None:
     runtime, simulator = _runtime(tmp_path, ENV)
     assert _check(runtime, simulator, STATE, [{"name": "close", "arguments": {"oid": 7}}]) == ["exact"]
