@@ -8,7 +8,7 @@ trusted runtime, while the corpus's generated code runs in the sandbox.
 from __future__ import annotations
 
 import textwrap
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,11 @@ def _check(runtime: ClassRuntime, simulator: SpecSimulator, state: dict[str, Any
 
 
 ENV = """
+    from decimal import Decimal
+
+    SEEN = []
+
+
     class Env:
         def __init__(self):
             self.orders = {}
@@ -97,12 +102,33 @@ ENV = """
             total = self.orders[oid]["price"] * 3
             return f"{total}"
 
+        def positive(self):
+            return any(1 / x > 0 for x in self.counts)
+
+        def late(self):
+            later = (n + self.offset for n in range(2))
+            self.offset = 100
+            return list(later)
+
+        def same(self, tag: str):
+            other = "a"
+            return tag is other
+
+        def seen(self, tag: str):
+            SEEN.append(tag)
+            return len(SEEN)
+
+        def unbound(self, oid: int):
+            if oid > 1:
+                label = "big"
+            return label
+
         def close(self, oid: int):
             self.orders[oid]["status"] = "closed"
             raise ValueError("closed too early")
 """
 STATE: dict[str, Any] = {"orders": {7: {"price": Decimal("1.10"), "status": "open"}}, "users": {"u1": {"name": "ann"}},
-         "log": [], "tags": {"b", "a"}}
+         "log": [], "tags": {"b", "a"}, "counts": [1, 0], "offset": 1}
 
 
 def test_int_keys_are_found_as_in_python(tmp_path: Path) -> None:
@@ -111,6 +137,12 @@ def test_int_keys_are_found_as_in_python(tmp_path: Path) -> None:
     assert _check(runtime, simulator, STATE, [{"name": "find", "arguments": {"oid": 7}},
                                               {"name": "find", "arguments": {"oid": 8}},
                                               {"name": "price", "arguments": {"oid": 7}}]) == ["exact"] * 3
+
+
+def test_generators_are_lazy_and_read_the_scope_when_consumed(tmp_path: Path) -> None:
+    runtime, simulator = _runtime(tmp_path, ENV)
+    assert _check(runtime, simulator, STATE, [{"name": "positive", "arguments": {}},
+                                              {"name": "late", "arguments": {}}]) == ["exact", "exact"]
 
 
 def test_augmented_assignment_extends_the_list_every_alias_sees(tmp_path: Path) -> None:
@@ -129,6 +161,9 @@ def test_an_attribute_that_aliases_a_record_is_encoded_as_a_reference(tmp_path: 
     {"name": "tag_text", "arguments": {}},  # a set's iteration order is not in the state
     {"name": "remember", "arguments": {"tag": "x"}},  # a mutable default persists between calls
     {"name": "half", "arguments": {"qty": 3}},  # a positional-only parameter passed by name does not bind
+    {"name": "same", "arguments": {"tag": "a"}},  # identity of strs depends on interning
+    {"name": "seen", "arguments": {"tag": "a"}},  # module-level state changed by calls
+    {"name": "unbound", "arguments": {"oid": 0}},  # UnboundLocalError, not a module name
 ])
 def test_what_python_decides_outside_the_state_is_abstained(tmp_path: Path, action: dict[str, Any]) -> None:
     runtime, simulator = _runtime(tmp_path, ENV)
@@ -138,3 +173,25 @@ def test_what_python_decides_outside_the_state_is_abstained(tmp_path: Path, acti
 def test_a_failure_keeps_what_the_class_wrote_before_raising(tmp_path: Path) -> None:
     runtime, simulator = _runtime(tmp_path, ENV)
     assert _check(runtime, simulator, STATE, [{"name": "close", "arguments": {"oid": 7}}]) == ["exact"]
+
+
+def test_an_env_that_changes_the_decimal_context_is_abstained_on(tmp_path: Path) -> None:
+    """The context is interpreter-wide: one call's change alters later calls' Decimal results."""
+    runtime, simulator = _runtime(tmp_path, """
+        from decimal import Decimal, getcontext
+
+
+        class Env:
+            def __init__(self):
+                self.total = Decimal(1)
+
+            def precise(self):
+                getcontext().prec = 3
+                return "set"
+
+            def third(self):
+                return str(self.total / 3)
+    """)
+    calls = [{"name": "precise", "arguments": {}}, {"name": "third", "arguments": {}}]
+    with localcontext():  # the fixture runs in this process: its change must not outlive the test
+        assert _check(runtime, simulator, {"total": Decimal(1)}, calls) == ["abstained", "abstained"]
