@@ -105,6 +105,11 @@ def cmd_catalog_show(args: argparse.Namespace) -> int:
     print(f"  {manifest.description}")
     print(f"  folder: {handle.path}")
     print(f"  provenance: {manifest.provenance.backend}" + (f" / {manifest.provenance.model}" if manifest.provenance.model else ""))
+    if manifest.convention != "class" or manifest.provenance.backend == "import":
+        print(f"  convention: {manifest.convention}, entry {manifest.entry or '-'}")
+    _print_failure(manifest.failure)
+    if manifest.allow_modules:
+        print(f"  allowed modules in the sandbox: {', '.join(manifest.allow_modules)}")
     if manifest.rules:
         print("Rules:")
         for rule in manifest.rules:
@@ -253,13 +258,74 @@ def cmd_constraints(args: argparse.Namespace) -> int:
     return 0
 
 
+def _calls(n: int) -> str:
+    return f"{n} call{'' if n == 1 else 's'}"
+
+
+def _print_replay(result: Any, *, final_state: bool) -> None:
+    """A replay as text: per call its index, call, outcome, observation, delta and diagnostics."""
+    print(f"env {result.env}, state {result.state}: {_calls(len(result.steps))}")
+    for step in result.steps:
+        call, res = step.call, step.result
+        print(f"[{step.index}] {call.name}({json.dumps(call.shown_arguments(), ensure_ascii=False)})"
+              f"{f'  ({call.source})' if call.source else ''}")
+        print(f"  outcome: {res.outcome.value}")
+        print(f"  observation: {json.dumps(res.observation, ensure_ascii=False)}")
+        print(f"  delta ({len(res.delta)} ops):" if res.delta else "  delta: none")
+        for op in res.delta:
+            print("  " + _format_op(op))
+        for key, value in res.info.items():
+            if key == "traceback":
+                continue
+            if key == "hidden_delta" and isinstance(value, list):
+                print(f"  hidden delta ({len(value)} ops):")
+                for raw in value:
+                    print("  " + _format_op(DeltaOp.from_dict(raw)) if isinstance(raw, dict) else f"    {raw}")
+            else:
+                print(f"  {key.replace('_', ' ')}: {value if isinstance(value, str) else canonical_json(value)}")
+    counts: dict[str, int] = {}
+    for step in result.steps:
+        counts[step.result.outcome.value] = counts.get(step.result.outcome.value, 0) + 1
+    print(f"{_calls(len(result.steps))}: " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
+    if final_state:
+        print("final state:")
+        _print_json(result.final_state)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from catalog.calls import CallFileError, read_calls
+    from verifier.replay import ReplayError, replay
+
+    handle = _catalog(args).get(args.env_id)
+    try:
+        calls = read_calls(Path(args.calls))
+    except CallFileError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        result = replay(handle, args.state, calls, trusted=args.trusted, final_state=args.final_state)
+    except ReplayError as exc:
+        if exc.partial is not None and exc.partial.steps and args.json:
+            _print_json(exc.partial.to_dict())
+        elif exc.partial is not None and exc.partial.steps:
+            _print_replay(exc.partial, final_state=False)
+        raise UserError(str(exc)) from None
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        _print_replay(result, final_state=args.final_state)
+    return 0 if result.clean else 3
+
+
 def cmd_import(args: argparse.Namespace) -> int:
-    from catalog.importer import import_class_env
+    from catalog.importer import import_env
     from verifier.loadcheck import sandbox_load_check
 
-    report = import_class_env(Path(args.path), _catalog(args, write=True), class_name=args.class_name,
-                              configs=[Path(c) for c in args.config or []], env_id=args.id, replace=args.replace,
-                              check=None if args.trusted else sandbox_load_check)
+    report = import_env(Path(args.path), _catalog(args, write=True), class_name=args.class_name,
+                        configs=[Path(c) for c in args.config or []], env_id=args.id, replace=args.replace,
+                        check=None if args.trusted else sandbox_load_check, convention=args.convention,
+                        package_root=Path(args.package_root) if args.package_root else None,
+                        allow_modules=args.allow_module or [], failure_exceptions=args.failure_exception or [],
+                        error_prefixes=args.error_prefix or [])
     handle = report.handle
     if report.optional_missing:
         print(f"warning: optional imports not installed (the module's fallback is used): "
@@ -267,16 +333,31 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"id": handle.id, "path": str(handle.path), "files": report.files, "states": handle.state_names(),
                      "tools": [t.name for t in handle.manifest.tools], "failure_exceptions": report.failure_exceptions,
-                     "optional_missing": report.optional_missing})
+                     "convention": report.convention, "failure": report.failure.model_dump(),
+                     "allow_modules": handle.manifest.allow_modules, "optional_missing": report.optional_missing})
         return 0
-    print(f"Imported {handle.manifest.entry} as {handle.id} into {handle.path}")
+    print(f"Imported {handle.manifest.name} as {handle.id} into {handle.path}")
+    print(f"  convention: {report.convention}" + (f", entry {handle.manifest.entry}" if handle.manifest.entry else ""))
     print(f"  files: {', '.join(report.files)}")
     print(f"  tools ({len(handle.manifest.tools)}): {', '.join(t.name for t in handle.manifest.tools)}")
     print(f"  states: {', '.join(handle.state_names())}")
-    if report.failure_exceptions:
-        print(f"  raised exceptions treated as rule failures: {', '.join(report.failure_exceptions)}")
+    _print_failure(report.failure)
+    if handle.manifest.allow_modules:
+        print(f"  allowed modules in the sandbox: {', '.join(handle.manifest.allow_modules)}")
     print(f"Next: python cli.py constraints --completeness --env {handle.id}")
     return 0
+
+
+def _print_failure(failure: Any) -> None:
+    """How an env signals failure, one line per kind (what `outcome` counts as a rule failure)."""
+    if failure is None:
+        return
+    if failure.exceptions:
+        print(f"  failure: raised exceptions: {', '.join(failure.exceptions)}")
+    if failure.error_prefixes:
+        print(f"  failure: returned strings starting with: {', '.join(repr(p) for p in failure.error_prefixes)}")
+    if failure.error_keys:
+        print(f"  failure: returned dicts with keys: {', '.join(failure.error_keys)}")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -587,6 +668,42 @@ def cmd_bench_import(args: argparse.Namespace) -> int:
     return 0 if items else 1
 
 
+IMPORT_DESCRIPTION = (
+    "Copy PATH.py (and the sibling modules it imports, with their package path) into a new catalog env, load it "
+    "with each init config in the sandbox to check it works, and register it. Conventions: class (state in instance "
+    "attributes), tool_classes (one class per tool with invoke(data, ...) and get_info()), toolkit (a class whose "
+    "decorated methods are tools, built with a pydantic db), functions (module-level functions over a module-level "
+    "dict); detected unless --convention is given. How the env signals failure (exceptions, error dicts, error "
+    "string prefixes) is read from its code and can be added to with --failure-exception and --error-prefix.")
+
+
+def _import_arguments(importer: argparse.ArgumentParser) -> None:
+    importer.add_argument("path", metavar="PATH.py", help="module defining the environment")
+    importer.add_argument("--convention", choices=("class", "tool_classes", "toolkit", "functions"),
+                          help="force a convention (default: detected from the code)")
+    importer.add_argument("--class", dest="class_name", metavar="NAME", help="the entry when several fit: the env "
+                          "or toolkit class, the tool list, or the state dict (default: the only one)")
+    importer.add_argument("--config", action="append", metavar="CONFIG.json|DIR",
+                          help="init config (repeatable); one state per file, or per item of a JSON list; an "
+                               "EnvScaler record's init_config is used; a folder of JSON files is one state with "
+                               "a key per file (users.json -> users)")
+    importer.add_argument("--package-root", metavar="DIR", help="the folder the package path starts from (the one "
+                          "holding pkg/ for `from pkg.sub.module import X`; default: found by walking up while "
+                          "__init__.py exists)")
+    importer.add_argument("--allow-module", action="append", metavar="NAME", help="an installed third-party module "
+                          "this env may import in the sandbox (repeatable)")
+    importer.add_argument("--failure-exception", action="append", metavar="NAME",
+                          help="an exception type the env raises to refuse a call (repeatable; added to those found)")
+    importer.add_argument("--error-prefix", action="append", metavar="TEXT",
+                          help="a returned string starting with TEXT is a failure (repeatable; added to those found)")
+    importer.add_argument("--id", metavar="ENV_ID", help="catalog id (default: from the class name)")
+    importer.add_argument("--replace", action="store_true", help="overwrite an existing env with this id")
+    importer.add_argument("--json", action="store_true", help="print the result as JSON")
+    importer.add_argument("--trusted", action="store_true", help="load the module in this process to check it, "
+                          "outside the sandbox (only for code you vouch for)")
+    importer.set_defaults(handler=cmd_import)
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("--catalog", metavar="DIR", default=argparse.SUPPRESS,
@@ -630,6 +747,23 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="print JSON")
     search.set_defaults(handler=cmd_catalog_search)
 
+    replaying = commands.add_parser(
+        "replay", parents=[common], help="run a file of tool calls (JSONL or an OpenAI-messages trajectory) in order",
+        description="Reset ENV_ID to one initial state and run the calls in FILE in order on it, in the sandbox; print "
+                    "per call its outcome, observation and state delta. FILE is JSONL of {\"name\", \"arguments\"} "
+                    "or an OpenAI-messages trajectory (a JSON list of messages, JSONL of messages, or "
+                    "{\"messages\": [...]}: the assistant messages' tool_calls). Exit status 0 when every call "
+                    "succeeded or failed by a rule, 3 when one crashed or was invalid, 1 for bad input.")
+    replaying.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. library")
+    replaying.add_argument("--calls", required=True, metavar="FILE", help="the calls to run (format detected)")
+    replaying.add_argument("--state", metavar="NAME|FILE", help="initial state: one of the env's states or a state JSON "
+                           "file (default: 'default', else the first)")
+    replaying.add_argument("--final-state", action="store_true", help="also print the state after the last call")
+    replaying.add_argument("--json", action="store_true", help="print the replay as JSON")
+    replaying.add_argument("--trusted", action="store_true", help="run the env's code in this process, outside the "
+                           "sandbox (reference envs, or code you vouch for)")
+    replaying.set_defaults(handler=cmd_replay)
+
     constraints = commands.add_parser(
         "constraints", parents=[common], help="print constraint specs from tool source; --completeness measures them",
         description="Print the constraint spec that libcst extraction gives for each tool of ENV_ID (no env code is "
@@ -670,22 +804,12 @@ def build_parser() -> argparse.ArgumentParser:
     verify.set_defaults(handler=cmd_verify)
 
     importer = commands.add_parser(
-        "import", parents=[common], help="turn an external class-based environment into a catalog env",
-        description="Copy PATH.py (and the sibling modules it imports) into a new catalog env, load the class with "
-                    "each init config to check it works, and register it. The module is imported in-process (the "
-                    "sandbox does not cover import yet): import only code you trust.")
-    importer.add_argument("path", metavar="PATH.py", help="module defining the environment class")
-    importer.add_argument("--class", dest="class_name", metavar="NAME", help="the env class (default: the only "
-                          "class with public methods)")
-    importer.add_argument("--config", action="append", metavar="CONFIG.json",
-                          help="init config (repeatable); one state per file, or per item of a JSON list; an "
-                               "EnvScaler record's init_config is used")
-    importer.add_argument("--id", metavar="ENV_ID", help="catalog id (default: from the class name)")
-    importer.add_argument("--replace", action="store_true", help="overwrite an existing env with this id")
-    importer.add_argument("--json", action="store_true", help="print the result as JSON")
-    importer.add_argument("--trusted", action="store_true", help="load the module in this process to check it, "
-                          "outside the sandbox (only for code you vouch for)")
-    importer.set_defaults(handler=cmd_import)
+        "import", parents=[common], help="turn an external environment (four conventions) into a catalog env",
+        description=IMPORT_DESCRIPTION)
+    _import_arguments(importer)
+    importing_env = actions.add_parser("import", parents=[common], help="same as `python cli.py import`",
+                                       description=IMPORT_DESCRIPTION)
+    _import_arguments(importing_env)
 
     synth = commands.add_parser(
         "synthesize", parents=[common], help="make new environments with the LangGraph pipeline (offline by default)",

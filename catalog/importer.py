@@ -1,12 +1,21 @@
-"""Import an externally written class-based environment (EnvScaler/BFCL style) into the catalog.
+"""Import an externally written environment into the catalog, in any of four conventions.
+
+The conventions (catalog/conventions.py): a class with state in attributes (EnvScaler/BFCL), one
+class per tool over a shared data dict (tau-bench), a toolkit of decorated methods over a pydantic
+database (tau2-bench), module-level functions over a module-level dict. Detected from the syntax
+tree, or forced (`convention=`).
 
 The module, plus the sibling modules it imports from its own folder tree (by plain, package or
 relative import), is copied into a new env folder; relative imports in the copied files are
-made absolute so the folder is self-contained. Third-party imports that are not installed are
-named: unguarded ones stop the import with the install command; ones inside
-`try/except ImportError` are reported and left to the module's own fallback. The class is
-loaded once with each init config to prove the env works before anything is written: in the
-sandbox by default (verifier/loadcheck.py), since loading runs the module's code.
+made absolute and every copied package folder gets an `__init__.py`, so the package path
+(`from pkg.sub.module import X`) resolves inside the folder, in the sandbox too. The package
+root is found by walking up while `__init__.py` exists, or named (`package_root=`). Imports
+that do not resolve are named: not installed (with the install command), not found under the
+package root, or a module that fails to load. Ones inside `try/except ImportError` are reported
+and left to the module's own fallback. How the env signals failure is inferred from the syntax
+tree (catalog/failures.py) or declared. The env is loaded once with each init config to prove
+it works before anything is written: in the sandbox by default (verifier/loadcheck.py), since
+loading runs the module's code.
 """
 
 from __future__ import annotations
@@ -24,12 +33,15 @@ from typing import Any, Protocol
 
 import libcst as cst
 
-from catalog.models import EnvManifest, Provenance, ToolDescriptor
+from catalog.conventions import ConventionError, Detected, detect
+from catalog.failures import infer_failure, merge_failure, with_helpers
+from catalog.models import Convention, EnvManifest, FailureConvention, Provenance, ToolDescriptor
 from catalog.pids import process_alive
-from catalog.runtime import ClassRuntime, EnvLoadError, load_module
-from catalog.store import Catalog, CatalogError, EnvHandle
+from catalog.runtime import EnvLoadError, load_module, runtime_for
+from catalog.store import Catalog, CatalogError, EnvHandle, runtime_options
 
-__all__ = ["import_class_env", "ImportReport", "ImportProblem", "LoadCheck", "in_process_check", "clean_stale_checks"]
+__all__ = ["import_env", "import_class_env", "ImportReport", "ImportProblem", "LoadCheck", "in_process_check",
+           "clean_stale_checks", "check_allowed_modules"]
 
 _CHECK_PREFIX = ".import-check-"
 
@@ -46,6 +58,9 @@ class ImportReport:
     files: list[str]
     optional_missing: list[str] = field(default_factory=list)
     failure_exceptions: list[str] = field(default_factory=list)
+    convention: Convention = "class"
+    failure: FailureConvention = field(default_factory=FailureConvention)
+    third_party: list[str] = field(default_factory=list)
 
 
 def _imports(source: str) -> list[tuple[str, int, bool]]:
@@ -91,10 +106,19 @@ def _resolve_local(name: str, level: int, importer: Path, roots: list[Path]) -> 
     return None
 
 
-def _package_roots(path: Path) -> list[Path]:
-    """The module's folder and every ancestor up to the top of its package (`__init__.py` chain)."""
+def _package_roots(path: Path, package_root: Path | None = None) -> list[Path]:
+    """The module's folder and every ancestor up to the top of its package.
+
+    The top is the folder the package path starts from: `package_root` if named, else the parent
+    of the last folder of the `__init__.py` chain.
+    """
     roots = [path.parent]
     folder = path.parent
+    if package_root is not None:
+        while folder != package_root and folder.parent != folder:
+            folder = folder.parent
+            roots.append(folder)
+        return roots
     while (folder / "__init__.py").is_file() and folder.parent != folder:
         folder = folder.parent
         roots.append(folder)
@@ -119,21 +143,67 @@ class _MakeAbsolute(cst.CSTTransformer):
         return updated.with_changes(relative=[], module=cst.parse_expression(dotted))
 
 
-def _collect(entry: Path) -> tuple[dict[Path, Path], list[str], list[str]]:
-    """Files to copy (source -> path inside the env folder), missing required and optional packages."""
-    roots = _package_roots(entry)
+@dataclass
+class _Collected:
+    """What the entry module pulls in: files to copy, and imports that are not local."""
+
+    files: dict[Path, Path]
+    trees: dict[Path, ast.Module]
+    optional: list[str]
+    third_party: list[str]
+
+
+def _unresolved(name: str, path: Path, roots: list[Path], top: Path, named_root: bool) -> str:
+    """Why an absolute import that is neither local nor installed does not resolve (one clause)."""
+    head = name.split(".")[0]
+    under = [root for root in roots if (root / head).is_dir() or (root / f"{head}.py").is_file()]
+    if under:
+        module = "/".join(name.split("."))
+        return f"`{name}` is not found under the package root {under[-1]} (no {module}.py or {module}/__init__.py)"
+    ancestors = [folder for folder in path.parents if folder.name == head]
+    if ancestors and not named_root:
+        return (f"`{head}` is not installed and looks like the package {path.name} is in ({ancestors[0]}): "
+                f"pass --package-root {ancestors[0].parent}")
+    if named_root:
+        return f"`{head}` is not found under the package root {top} and is not installed (pip install {head})"
+    return f"`{head}` is not installed (pip install {head})"
+
+
+def _collect(entry: Path, package_root: Path | None) -> _Collected:
+    """Files to copy (source -> path inside the env folder) and the third-party modules imported.
+
+    Raises ImportProblem naming every import that does not resolve, and every local module that
+    does not parse.
+    """
+    roots = _package_roots(entry, package_root)
     top = roots[-1]
     files: dict[Path, Path] = {}
-    missing: list[str] = []
+    trees: dict[Path, ast.Module] = {}
+    problems: list[str] = []
     optional: list[str] = []
+    third_party: list[str] = []
     queue = [entry]
     while queue:
         current = queue.pop()
         if current in files:
             continue
         files[current] = current.relative_to(top) if current != entry else Path("env.py")
-        for name, level, guarded in _imports(current.read_text(encoding="utf-8")):
+        text = current.read_text(encoding="utf-8")
+        try:
+            trees[current] = ast.parse(text)
+            found = _imports(text)
+        except (SyntaxError, cst.ParserSyntaxError) as exc:
+            detail = str(exc).splitlines()[0]
+            problems.append(f"{current.name} does not parse: {detail}" if current == entry else
+                            f"imports a module that fails: {current.relative_to(top)}: SyntaxError: {detail}")
+            continue
+        for name, level, guarded in found:
             local = _resolve_local(name, level, current, [current.parent, *roots])
+            if local is not None and top not in local.parents:
+                common = Path(os.path.commonpath([local, entry]))
+                problems.append(f"`{'.' * level}{name}` is outside the package root {top}: pass --package-root "
+                                f"{common.parent}")
+                continue
             if local is not None:
                 queue.append(local)
                 init = local.parent / "__init__.py"
@@ -146,9 +216,16 @@ def _collect(entry: Path) -> tuple[dict[Path, Path], list[str], list[str]]:
             head = name.split(".")[0]
             if head in sys.stdlib_module_names or head in ("catalog",):
                 continue
-            if importlib.util.find_spec(head) is None:
-                (optional if guarded else missing).append(head)
-    return files, sorted(set(missing)), sorted(set(optional) - set(missing))
+            if importlib.util.find_spec(head) is not None:
+                third_party.append(head)
+            elif guarded:
+                optional.append(head)
+            else:
+                problems.append(_unresolved(name, current, roots, top, package_root is not None))
+    if problems:
+        unique = list(dict.fromkeys(problems))
+        raise ImportProblem(f"{entry.name}: " + "; ".join(unique))
+    return _Collected(files, trees, sorted(set(optional)), sorted(set(third_party)))
 
 
 def _copy_text(source: Path, entry: Path, top: Path) -> str:
@@ -162,54 +239,48 @@ def _copy_text(source: Path, entry: Path, top: Path) -> str:
     return module.visit(_MakeAbsolute(package)).code
 
 
-def _raised_exceptions(source: str, class_name: str) -> list[str]:
-    """Exception types a class raises itself: its failure convention (EnvScaler/BFCL)."""
-    module = cst.parse_module(source)
-    names: set[str] = set()
-    for node in module.body:
-        if isinstance(node, cst.ClassDef) and node.name.value == class_name:
-            for match in re.finditer(r"raise\s+([A-Za-z_][A-Za-z0-9_]*)", module.code_for_node(node)):
-                names.add(match.group(1))
-    return sorted(names)
+def _package_inits(texts: dict[str, str]) -> dict[str, str]:
+    """An empty `__init__.py` for every copied folder without one, so the package path resolves as a package."""
+    inits: dict[str, str] = {}
+    for relative in list(texts):
+        for folder in Path(relative).parents:
+            if str(folder) != "." and str(folder / "__init__.py") not in texts:
+                inits[str(folder / "__init__.py")] = ""
+    return inits
 
 
-def _entry_class(source: str, wanted: str | None) -> str:
-    module = cst.parse_module(source)
-    classes = [n for n in module.body if isinstance(n, cst.ClassDef)]
-    if wanted:
-        if wanted not in [c.name.value for c in classes]:
-            raise ImportProblem(f"No class {wanted!r}; the module defines {[c.name.value for c in classes]}")
-        return wanted
-    def has_tools(node: cst.ClassDef) -> bool:
-        return any(isinstance(s, cst.FunctionDef) and not s.name.value.startswith("_") for s in node.body.body)
-    candidates = [c.name.value for c in classes if has_tools(c)]
-    if len(candidates) != 1:
-        raise ImportProblem(f"Cannot tell which class is the env: {candidates or 'none with public methods'}; "
-                            "pass --class NAME")
-    return candidates[0]
+def check_allowed_modules(names: list[str]) -> None:
+    """Raise ImportProblem (one line) for an `--allow-module` name that is not an installed module."""
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ImportProblem(f"--allow-module {name!r}: give a top-level module name (e.g. yaml)")
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None:
+            raise ImportProblem(f"--allow-module {name}: no installed module {name!r} (pip install {name})")
 
 
 class LoadCheck(Protocol):
-    """Loads an env folder and resets it with every state; returns its tools or raises ImportProblem."""
+    """Loads an env folder as `manifest` says and resets it with every state; returns its tools or raises ImportProblem."""
 
-    def __call__(self, folder: Path, entry: str, failure_exceptions: list[str],
-                 states: dict[str, dict[str, Any]]) -> list[ToolDescriptor]: ...
+    def __call__(self, folder: Path, manifest: EnvManifest, states: dict[str, dict[str, Any]]) -> list[ToolDescriptor]: ...
 
 
-def in_process_check(folder: Path, entry: str, failure_exceptions: list[str],
-                     states: dict[str, dict[str, Any]]) -> list[ToolDescriptor]:
+def in_process_check(folder: Path, manifest: EnvManifest, states: dict[str, dict[str, Any]]) -> list[ToolDescriptor]:
     """The load check in this process: for code the caller vouches for (`import --trusted`)."""
     try:
         module = load_module(folder / "env.py", f"envforge_import_{folder.name.replace('-', '_').replace('.', '_')}")
+        runtime = runtime_for(module, "class", manifest.entry, **runtime_options(manifest))
     except EnvLoadError as exc:
         raise ImportProblem(str(exc)) from exc
-    runtime = ClassRuntime(getattr(module, entry), failure_exceptions=failure_exceptions)
     for name, config in states.items():
         try:
             runtime.reset(config)
             runtime.snapshot()
         except Exception as exc:
-            raise ImportProblem(f"Config {name!r} does not load into {entry}: {exc}") from exc
+            raise ImportProblem(f"Config {name!r} does not load into {manifest.name}: {exc}") from exc
     return list(runtime.tools.values())
 
 
@@ -222,23 +293,32 @@ def clean_stale_checks(root: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ImportProblem(f"Config {path} is not readable JSON: {exc}") from exc
 
-def _class_doc(source: str, entry: str) -> str:
-    """The env class's docstring, read from the source (the code is not imported here)."""
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.ClassDef) and node.name == entry:
-            return (ast.get_docstring(node) or "").strip()
-    return ""
+
+def _state_name(path: Path) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", path.stem)
 
 
 def _configs(paths: list[Path]) -> dict[str, dict[str, Any]]:
-    """Init configs by state name; a file may hold one config, an EnvScaler record or a list."""
+    """Init configs by state name.
+
+    A file may hold one config, an EnvScaler record or a list; a folder of JSON files is one
+    config with a key per file (`users.json` -> `users`), as data-dict envs load their data.
+    """
     states: dict[str, dict[str, Any]] = {}
     for path in paths:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ImportProblem(f"Config {path} is not readable JSON: {exc}") from exc
+        if path.is_dir():
+            files = sorted(path.glob("*.json"))
+            if not files:
+                raise ImportProblem(f"Config folder {path} holds no .json files")
+            states[_state_name(path)] = {_state_name(f): _read_json(f) for f in files}
+            continue
+        data = _read_json(path)
         items = data if isinstance(data, list) else [data]
         for index, item in enumerate(items, 1):
             config = item.get("init_config", item) if isinstance(item, dict) else None
@@ -246,15 +326,44 @@ def _configs(paths: list[Path]) -> dict[str, dict[str, Any]]:
                 config = json.loads(config)
             if not isinstance(config, dict):
                 raise ImportProblem(f"Config {path} item {index} is not a JSON object")
-            name = re.sub(r"[^A-Za-z0-9_.-]", "_", path.stem) + (f"-{index}" if len(items) > 1 else "")
+            name = _state_name(path) + (f"-{index}" if len(items) > 1 else "")
             states[name] = config
     return states
 
 
-def import_class_env(path: Path, catalog: Catalog, *, class_name: str | None = None, configs: list[Path] = (),
-                     env_id: str | None = None, replace: bool = False, check: LoadCheck | None = None) -> ImportReport:
-    """Turn `path` (a module defining an environment class) into a catalog env; see module doc.
+def _safe_imports(path: Path) -> list[tuple[str, int, bool]]:
+    try:
+        return _imports(path.read_text(encoding="utf-8"))
+    except cst.ParserSyntaxError:
+        return []  # reported with its place when the module is collected
 
+
+def _module_name(path: Path, top: Path) -> str:
+    """A name for an env that is not a class: its module's, or its package's for generic file names."""
+    generic = {"__init__", "tools", "tool", "env", "envs", "src", "functions", "api", "main"}
+    for part in [path.stem, *(p.name for p in path.parents if top in p.parents or p == top)]:
+        if part and part not in generic:
+            return part
+    return path.stem
+
+
+def _detect(path: Path, collected: _Collected, convention: Convention | None, entry: str | None) -> Detected:
+    tree = collected.trees[path]
+    others = [t for p, t in collected.trees.items() if p != path]
+    try:
+        return detect(tree, others, convention=convention, wanted=entry)
+    except ConventionError as exc:
+        raise ImportProblem(f"{path.name}: {exc}") from None
+
+
+def import_env(path: Path, catalog: Catalog, *, class_name: str | None = None, configs: list[Path] = (),  # type: ignore[assignment]
+               env_id: str | None = None, replace: bool = False, check: LoadCheck | None = None,
+               convention: Convention | None = None, package_root: Path | None = None,
+               allow_modules: list[str] = (), failure_exceptions: list[str] = (),  # type: ignore[assignment]
+               error_prefixes: list[str] = ()) -> ImportReport:  # type: ignore[assignment]
+    """Turn `path` (a module in one of the four conventions) into a catalog env; see module doc.
+
+    `class_name` names the entry when several fit (a class, a tool list or the state dict).
     `check` loads the copied files and every config; it runs the module's code, so pass the
     sandboxed one (verifier.loadcheck.sandbox_load_check) for code you do not trust. Without it,
     the check runs in this process (`in_process_check`): trusted code only.
@@ -262,22 +371,35 @@ def import_class_env(path: Path, catalog: Catalog, *, class_name: str | None = N
     path = Path(path).resolve()
     if not path.is_file() or path.suffix != ".py":
         raise ImportProblem(f"{path} is not a Python file")
-    source = path.read_text(encoding="utf-8")
-    try:
-        entry = _entry_class(source, class_name)
-    except cst.ParserSyntaxError as exc:
-        raise ImportProblem(f"{path} does not parse: {exc}") from exc
-    files, missing, optional = _collect(path)
-    if missing:
-        raise ImportProblem(f"{path.name} imports packages that are not installed: {', '.join(missing)}. "
-                            f"Install them (pip install {' '.join(missing)}) or make the imports optional.")
-    states = _configs(list(configs))
-    if not states:
-        states = {"empty": {}}
-    top = _package_roots(path)[-1]
-    texts = {str(target): _copy_text(origin, path, top) for origin, target in files.items()}
-    env_id = env_id or re.sub(r"[^A-Za-z0-9_.-]", "-", re.sub(r"(?<!^)(?=[A-Z])", "-", entry).lower())
-    failure_exceptions = [e for e in _raised_exceptions(source, entry) if e != "NotImplementedError"]
+    root = None
+    if package_root is not None:
+        root = Path(package_root).resolve()
+        if not root.is_dir():
+            raise ImportProblem(f"--package-root {package_root} is not a folder")
+        heads = {name.split(".")[0] for name, level, _ in _safe_imports(path) if not level}
+        if (root / "__init__.py").is_file() or (root.name in heads and not (root / root.name).exists()):
+            root = root.parent  # the package itself was named: its path starts in the folder holding it
+        if root not in path.parents:
+            raise ImportProblem(f"{path} is not under the package root {root}")
+    check_allowed_modules(list(allow_modules))
+    collected = _collect(path, root)
+    found = _detect(path, collected, convention, class_name)
+    states = _configs(list(configs)) or {"empty": {}}
+    top = _package_roots(path, root)[-1]
+    texts = {str(target): _copy_text(origin, path, top) for origin, target in collected.files.items()}
+    texts.update(_package_inits(texts))
+    name = found.name if found.convention in ("class", "toolkit") else _module_name(path, top)
+    env_id = env_id or re.sub(r"[^A-Za-z0-9.-]", "-", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name).lower()).strip("-")
+    classes = [n.name for tree in collected.trees.values() for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    scopes = with_helpers(found.scopes, collected.trees.values())
+    failure = merge_failure(infer_failure(scopes, classes), exceptions=failure_exceptions,
+                            error_prefixes=error_prefixes)
+    manifest = EnvManifest(
+        id=env_id, name=name, kind="class", entry=found.entry or "", init="auto", topic="imported",
+        description=found.doc.split("\n\n")[0], failure_exceptions=list(failure.exceptions),
+        convention=found.convention, failure=failure, allow_modules=sorted(set(allow_modules)), strict_args=False,
+        provenance=Provenance(backend="import", source=str(path)),
+    )
 
     # Prove it works before writing: load the copied files and reset with every config.
     clean_stale_checks(Path(catalog.root))
@@ -286,15 +408,15 @@ def import_class_env(path: Path, catalog: Catalog, *, class_name: str | None = N
         for relative, text in texts.items():
             (staging / relative).parent.mkdir(parents=True, exist_ok=True)
             (staging / relative).write_text(text, encoding="utf-8")
-        tools = (check or in_process_check)(staging, entry, failure_exceptions, states)
+        tools = (check or in_process_check)(staging, manifest, states)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    doc = _class_doc(source, entry)
-    manifest = EnvManifest(
-        id=env_id, name=entry, kind="class", entry=entry, topic="imported", description=doc.split("\n\n")[0],
-        tools=tools, failure_exceptions=failure_exceptions,
-        provenance=Provenance(backend="import", source=str(path)),
-    )
+    manifest = manifest.model_copy(update={"tools": tools})
     extra = {k: v for k, v in texts.items() if k != "env.py"}
-    handle = catalog.write_env(manifest, texts["env.py"], states, [], replace=replace, extra_files=extra)
-    return ImportReport(handle, sorted(texts), optional, failure_exceptions)
+    handle = catalog.write_env(manifest, texts["env.py"], states, [], replace=replace, extra_files=extra,
+                               keep_order=True)
+    return ImportReport(handle, sorted(texts), collected.optional, list(failure.exceptions), found.convention,
+                        failure, collected.third_party)
+
+
+import_class_env = import_env  # the name it had when only the class convention was known

@@ -38,7 +38,8 @@ def refresh_manifest(folder: Path, *, write: bool = True, trusted: bool = False)
     manifest = EnvManifest.model_validate_json((folder / "env.json").read_text(encoding="utf-8"))
     module = load_module(folder / "env.py", f"envforge_manifest_{folder.name.replace('-', '_')}")
     runtime = runtime_for(module, manifest.kind, manifest.entry, init=manifest.init,
-                          failure_exceptions=manifest.failure_exceptions)
+                          failure_exceptions=manifest.failure_exceptions, convention=manifest.convention,
+                          failure=manifest.failure, strict_args=manifest.strict_args)
     fresh = manifest.model_copy(update={
         "tools": list(runtime.tools.values()),
         "states": sorted(p.stem for p in (folder / "states").glob("*.json")),

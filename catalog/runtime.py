@@ -39,7 +39,7 @@ from catalog import _sqlstate, _tracking, codec
 from catalog.argcheck import type_problem
 from catalog.envkit import Env, EnvMeta, ToolError
 from catalog.jsonable import canonical_json, to_jsonable
-from catalog.models import Action, Outcome, StepResult, ToolDescriptor
+from catalog.models import Action, Convention, FailureConvention, Outcome, StepResult, ToolDescriptor
 from catalog.toolschema import describe_tool
 
 __all__ = ["Runtime", "SqlRuntime", "ClassRuntime", "StateTemplate", "StateError", "EnvLoadError", "load_module",
@@ -90,13 +90,24 @@ def load_module(path: Path, name: str | None = None) -> ModuleType:
         spec.loader.exec_module(module)
     except Exception as exc:
         sys.modules.pop(name, None)
-        raise EnvLoadError(f"Importing {path} failed: {type(exc).__name__}: {exc}") from exc
+        raise EnvLoadError(f"Importing {path} failed: {_failing_module(exc, path)}{type(exc).__name__}: {exc}") from exc
     finally:
         sys.path.remove(str(folder))
         for key in [k for k in sys.modules if k.split(".")[0] in local_names]:
             del sys.modules[key]
         sys.modules.update(stashed)
     return module
+
+
+def _failing_module(exc: BaseException, path: Path) -> str:
+    """`imports a module that fails (helper.py): ` when the error came from a module env.py imports."""
+    frames = [f.filename for f in traceback.extract_tb(exc.__traceback__)
+              if Path(f.filename).is_relative_to(path.parent)]
+    if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).is_relative_to(path.parent):
+        frames.append(exc.filename)
+    if frames and Path(frames[-1]) != path:
+        return f"it imports a module that fails ({Path(frames[-1]).relative_to(path.parent)}): "
+    return ""
 
 
 def find_entry(module: ModuleType, entry: str | None = None) -> type:
@@ -144,13 +155,21 @@ def _bind_error(signature: tuple[inspect.Signature, bool], arguments: dict[str, 
     return None
 
 
-def outcome_of(observation: Any) -> Outcome:
-    """A dict with `success: False`, or an `error` key and no `success: True`, is a failure."""
+def outcome_of(observation: Any, failure: FailureConvention | None = None) -> Outcome:
+    """A dict with `success: False`, or an `error` key and no `success: True`, is a failure.
+
+    An env's declared failure convention adds its error keys (dict keys that mean failure) and
+    error prefixes (a str result starting with one is a failure: `"Error: no such order"`).
+    """
     if isinstance(observation, dict):
         if observation.get("success") is False:
             return Outcome.FAILURE
-        if "error" in observation and observation.get("success") is not True:
+        keys = {"error", *(failure.error_keys if failure else ())} - {"success"}
+        if any(key in observation for key in keys) and observation.get("success") is not True:
             return Outcome.FAILURE
+    elif isinstance(observation, str) and failure is not None and \
+            any(observation.startswith(prefix) for prefix in failure.error_prefixes):
+        return Outcome.FAILURE
     return Outcome.SUCCESS
 
 
@@ -335,10 +354,13 @@ class ClassRuntime:
     attributes are hidden state: `snapshot(hidden=True)`, `StepResult.info["hidden_delta"]`.
     """
 
-    def __init__(self, env_class: type, *, init: InitMode = "auto", failure_exceptions: Sequence[str] = ()) -> None:
+    def __init__(self, env_class: type, *, init: InitMode = "auto", failure_exceptions: Sequence[str] = (),
+                 failure: FailureConvention | None = None) -> None:
         self.env_class = env_class
         self.init = _init_mode(env_class) if init == "auto" else init
-        self.failure_exceptions = frozenset(failure_exceptions) | {"ToolError"}
+        self.failure = failure
+        self.failure_exceptions = frozenset(failure_exceptions) | frozenset(failure.exceptions if failure else ()) | \
+            {"ToolError"}
         self.tools = {name: describe_tool(name, member, None) for name, member in _public_methods(env_class)}
         if not self.tools:
             raise EnvLoadError(f"{env_class.__name__} has no public methods to use as tools")
@@ -402,7 +424,7 @@ class ClassRuntime:
             return _invalid(f"Bad arguments for {action.name}: {problem}")
         try:
             observation = codec.encode(method(**action.arguments), self.types)
-            result = StepResult(observation, [], outcome_of(observation))
+            result = StepResult(observation, [], outcome_of(observation, self.failure))
         except Exception as exc:
             if type(exc).__name__ in self.failure_exceptions:
                 result = StepResult({"success": False, "error": str(exc)}, [], Outcome.FAILURE,
@@ -478,10 +500,27 @@ def _reads_parameter(function: Callable[..., Any], name: str) -> bool:
 
 
 def runtime_for(module: ModuleType, kind: Literal["sql", "class"], entry: str | None = None, *,
-                init: InitMode = "auto", failure_exceptions: Sequence[str] = ()) -> SqlRuntime | ClassRuntime:
-    """Build the runtime of an env module of either convention."""
-    env_class = find_entry(module, entry)
+                init: InitMode = "auto", failure_exceptions: Sequence[str] = (), convention: Convention = "class",
+                failure: FailureConvention | dict[str, Any] | None = None,
+                strict_args: bool = True) -> SqlRuntime | ClassRuntime:
+    """Build the runtime of an env module: SQL, or a class (an imported convention made one).
+
+    `strict_args` is carried for the argument-checking mode of imported envs (False: ill-typed
+    calls run as Python would run them); ClassRuntime applies it where it supports it.
+    """
+    from catalog.conventions import ConventionError, env_class
+
     if kind == "sql":
-        return SqlRuntime(env_class)
-    return ClassRuntime(env_class, init=init, failure_exceptions=failure_exceptions)
+        return SqlRuntime(find_entry(module, entry))
+    if isinstance(failure, dict):
+        failure = FailureConvention.model_validate(failure)
+    if convention == "class":
+        target = find_entry(module, entry)
+    else:
+        try:
+            target = env_class(module, convention, entry)
+        except ConventionError as exc:
+            raise EnvLoadError(str(exc)) from exc
+    return ClassRuntime(target, init=init if convention == "class" else "load_scenario",
+                        failure_exceptions=failure_exceptions, failure=failure)
 

@@ -35,7 +35,7 @@ from catalog.models import EnvManifest
 from catalog.runtime import ClassRuntime, SqlRuntime, load_module, runtime_for
 from catalog.tasks import Task
 
-__all__ = ["Catalog", "EnvHandle", "EnvProblem", "EnvSummary", "CatalogError", "EnvExists", "UntrustedCode",
+__all__ = ["Catalog", "EnvHandle", "runtime_options", "EnvProblem", "EnvSummary", "CatalogError", "EnvExists", "UntrustedCode",
            "REFERENCE_DIR", "default_root", "read_env"]
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
@@ -142,7 +142,7 @@ class EnvHandle:
                                 "(verifier.session.open_runtime), or pass trusted=True for code you vouch for")
         module = load_module(self.path / "env.py", f"envforge_env_{self.id.replace('-', '_').replace('.', '_')}")
         m = self.manifest
-        return runtime_for(module, m.kind, m.entry, init=m.init, failure_exceptions=m.failure_exceptions)
+        return runtime_for(module, m.kind, m.entry, **runtime_options(m))
 
     def summary(self) -> EnvSummary:
         m = self.manifest
@@ -151,6 +151,13 @@ class EnvHandle:
     def edited(self) -> bool:
         """True if the files no longer match the content hash written with them (edited by hand since)."""
         return self.manifest.content_hash != content_hash(self.path)
+
+
+def runtime_options(manifest: EnvManifest) -> dict[str, Any]:
+    """What `runtime_for` needs from a manifest besides kind and entry (also sent to sandbox workers)."""
+    return {"init": manifest.init, "failure_exceptions": list(manifest.failure_exceptions),
+            "convention": manifest.convention, "strict_args": manifest.strict_args,
+            "failure": manifest.failure.model_dump() if manifest.failure else None}
 
 
 def read_env(path: Path, reference: bool = False) -> EnvHandle:
@@ -273,11 +280,12 @@ class Catalog:
     # --- writing ------------------------------------------------------------------------
     def write_env(self, manifest: EnvManifest, env_source: str, states: dict[str, dict[str, Any]],
                   tasks: Iterable[Task] = (), *, replace: bool = False,
-                  extra_files: dict[str, str] | None = None) -> EnvHandle:
+                  extra_files: dict[str, str] | None = None, keep_order: bool = False) -> EnvHandle:
         """Write a complete env atomically; the manifest's states and content_hash are filled in.
 
         `extra_files` are helper modules env.py imports (relative path -> text), e.g. for
-        imported envs.
+        imported envs. `keep_order` writes states with their keys in the order given (imported
+        envs: code that returns a record as it is shows its keys in that order).
 
         Raises CatalogError if the id is a reference env's, or exists and `replace` is False.
         """
@@ -298,8 +306,7 @@ class Catalog:
                 target_file.parent.mkdir(parents=True, exist_ok=True)
                 target_file.write_text(text, encoding="utf-8")
             for name, state in sorted(states.items()):
-                # states keep their order: a class env iterates its dicts in the order it stored them
-                _write_json(staging / "states" / f"{name}.json", to_jsonable(state), sort_keys=False)
+                _write_json(staging / "states" / f"{name}.json", to_jsonable(state), sort_keys=not keep_order)
             lines = [t.model_dump_json(exclude_none=True) for t in tasks]
             (staging / "tasks.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
             final = manifest.model_copy(update={"states": sorted(states), "content_hash": content_hash(staging)})

@@ -84,6 +84,11 @@ def describe_tool(name: str, function: Callable[..., Any], kind: ToolKind | None
     Parameters without an annotation accept any JSON value; parameters without a default are
     required. `*args`/`**kwargs` cannot be called by name from JSON and are left out.
     """
+    declared = getattr(function, "__envforge_schema__", None)  # a convention adapter's own schema (get_info())
+    if isinstance(declared, dict):
+        parameters = declared.get("parameters") or {"type": "object", "properties": {}, "required": []}
+        return ToolDescriptor(name=name, kind=kind, description=str(declared.get("description") or ""),
+                              parameters=dict(parameters))
     signature = inspect.signature(function)
     try:
         hints = typing.get_type_hints(function)

@@ -232,11 +232,32 @@ def _child(channel_fd: int, request: dict[str, Any], config: dict[str, Any]) -> 
     work = Path(scratch) / "work"
     work.mkdir(exist_ok=True)
     os.chdir(work)
-    serve(3, str(scratch), env_dir, int(request.get("memory_mb", 1024)))
+    allow = [str(m) for m in first.get("allow_modules") or [] if isinstance(m, str)]
+    serve(3, str(scratch), env_dir, int(request.get("memory_mb", 1024)), allow)
 
 
-def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
-    """Lock this process down for good (seccomp, rlimits, audit hook), then answer jobs for one env."""
+def _import_allowed(names: list[str]) -> str | None:
+    """Import the env's allowed third-party modules (before the audit hook); the first failure, if any.
+
+    What they import in turn is in the module cache afterwards, so the hook allows it too; the
+    process-, socket- and native-call modules stay pruned from the cache even then.
+    """
+    import importlib
+
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except BaseException as exc:  # an installed package that cannot load here: the env's jobs say so
+            return f"crash: allowed module {name} cannot be imported in the sandbox: {type(exc).__name__}: {exc}"
+    return None
+
+
+def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: list[str] = ()) -> None:  # type: ignore[assignment]
+    """Lock this process down for good (seccomp, rlimits, audit hook), then answer jobs for one env.
+
+    `allow_modules` are installed third-party modules this env may import (its manifest's
+    `allow_modules`): imported here before the hook is armed, and allowed for this worker only.
+    """
     from catalog.models import Outcome
     from catalog.runtime import load_module, local_module_names, runtime_for
     from verifier._guard import make_hook
@@ -249,7 +270,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
     _limit(memory_mb)  # before the filter, which refuses setrlimit
     load_filter(os.getpid())
     channel = _Channel(protocol_out, MAX_FRAME)
-    problems = check_imports(env_dir)
+    problems = check_imports(env_dir, allow_modules)
     local = local_module_names(env_dir)
     for name in NATIVE:  # the ctypes handles the worker used on itself: gone, not just hidden
         module = sys.modules.get(name)
@@ -258,7 +279,11 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
                 delattr(module, key)
     for name in [m for m in sys.modules if m.split(".")[0] in PRUNED or m in NATIVE]:
         del sys.modules[name]
-    allowed = (set(ALLOWED_IMPORTS) | {m.split(".")[0] for m in sys.modules} | local) - set(PRUNED)
+    unloadable = _import_allowed(list(allow_modules))
+    for name in [m for m in sys.modules if m.split(".")[0] in PRUNED or m in NATIVE]:
+        del sys.modules[name]  # brought back by an allowed module: it keeps its reference, env code gets none
+    allowed = (set(ALLOWED_IMPORTS) | set(allow_modules) | {m.split(".")[0] for m in sys.modules} | local) - \
+        set(PRUNED)
     roots = [p for p in sys.path if p and os.path.isdir(p)]
     baseline = _process_state()
     sys.addaudithook(make_hook(scratch, allowed, roots, protocol_out, VIOLATION_STATUS))
@@ -278,10 +303,15 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
             if problems:
                 channel.send({"event": f"forbidden: {problems[0]}", "done": True})
                 continue
+            if unloadable:
+                channel.send({"event": unloadable, "done": True})
+                continue
             if runtime is None:
                 module = load_module(env_dir / "env.py", "sandboxed_env")
                 runtime = runtime_for(module, job["kind"], job.get("entry"), init=job.get("init", "auto"),
-                                      failure_exceptions=job.get("failure_exceptions", []))
+                                      failure_exceptions=job.get("failure_exceptions", []),
+                                      convention=job.get("convention", "class"), failure=job.get("failure"),
+                                      strict_args=bool(job.get("strict_args", True)))
             if job.get("state_name"):
                 name = job["state_name"]
                 if name not in states:

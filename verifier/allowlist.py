@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 from catalog.runtime import local_module_names
@@ -29,9 +30,13 @@ def _optional_imports(tree: ast.AST) -> set[ast.AST]:
     return guarded
 
 
-def check_imports(env_dir: Path) -> list[str]:
-    """Imports in the env's modules that are neither allowed nor the env's own helper modules."""
-    local = local_module_names(env_dir)
+def check_imports(env_dir: Path, allow_modules: Iterable[str] = ()) -> list[str]:
+    """Imports in the env's modules that are neither allowed nor the env's own helper modules.
+
+    `allow_modules` are the installed third-party modules this env was allowed at import
+    (its manifest's `allow_modules`), allowed for it alone.
+    """
+    local = local_module_names(env_dir) | set(allow_modules)
     problems = []
     for path in sorted(env_dir.rglob("*.py")):
         try:

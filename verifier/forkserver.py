@@ -185,13 +185,14 @@ def env_files(env_dir: Path) -> dict[str, str]:
 class Worker:
     """One forked worker serving one env version."""
 
-    def __init__(self, server: ForkServer, env_dir: Path, version: Any, memory_mb: int, scratch_mb: int) -> None:
+    def __init__(self, server: ForkServer, env_dir: Path, version: Any, memory_mb: int, scratch_mb: int, *,
+                 allow_modules: list[str] | None = None) -> None:
         self.server, self.version = server, version
         self.jobs = 0
         files = env_files(env_dir)
         self.key, self.sock = server.spawn(memory_mb, scratch_mb)
         self.reader = FrameReader(self.sock.fileno(), MAX_FRAME)
-        self.send({"files": files})
+        self.send({"files": files, "allow_modules": list(allow_modules or [])})
 
     def alive(self) -> bool:
         return self.server.alive() and not self.server.exited(self.key)

@@ -49,6 +49,10 @@ class Job:
     entry: str | None = None
     init: str = "auto"
     failure_exceptions: list[str] = field(default_factory=list)
+    convention: str = "class"
+    failure: dict[str, Any] | None = None  # the manifest's FailureConvention
+    strict_args: bool = True
+    allow_modules: list[str] = field(default_factory=list)  # installed modules this env may import
     state_name: str | None = None
     state: dict[str, Any] | None = None
     snapshot: bool = False
@@ -61,8 +65,9 @@ class Job:
     def for_env(cls, handle: EnvHandle, actions: list[dict[str, Any]], *, state_name: str | None = None,
                 state: dict[str, Any] | None = None, snapshot: bool = False) -> Job:
         m = handle.manifest
-        return cls(str(handle.path.resolve()), m.kind, actions, m.entry, m.init, list(m.failure_exceptions), state_name,
-                   state, snapshot)
+        return cls(str(handle.path.resolve()), m.kind, actions, m.entry, m.init, list(m.failure_exceptions),
+                   m.convention, m.failure.model_dump() if m.failure else None, m.strict_args, list(m.allow_modules),
+                   state_name, state, snapshot)
 
 
 @dataclass
@@ -88,6 +93,11 @@ class JobResult:
     task: dict[str, Any] | None = None
     tools: list[dict[str, Any]] | None = None
     recycled: str | None = None  # why the worker was retired after this job, if it was
+
+
+def job_version(job: Job) -> Any:
+    """What a worker serves: one env version with the modules it was allowed (fixed at the worker's start)."""
+    return env_version(job.env_dir), tuple(sorted(job.allow_modules))
 
 
 def env_version(env_dir: str) -> tuple[str, tuple[tuple[str, int, int], ...]]:
@@ -210,7 +220,8 @@ class SandboxPool:
             worker.kill()  # another env, dead, or it sent bytes nobody asked for: never reuse it
             worker = None
         if worker is None:
-            worker = Worker(self._server(), Path(job.env_dir), version, self.memory_mb, self.scratch_mb)
+            worker = Worker(self._server(), Path(job.env_dir), version, self.memory_mb, self.scratch_mb,
+                            allow_modules=list(job.allow_modules))
             self.starts += 1
             self._slots[index] = worker
         return worker
@@ -224,7 +235,7 @@ class SandboxPool:
     # --- running ----------------------------------------------------------------------------------
     def run(self, job: Job) -> JobResult:
         """Run one job on a worker serving its env."""
-        version = env_version(job.env_dir)
+        version = job_version(job)
         index = self._take(version)
         try:
             return self._run_on(index, job, version)
@@ -237,7 +248,7 @@ class SandboxPool:
         Results come back in the order of `jobs`.
         """
         results: list[JobResult | None] = [None] * len(jobs)
-        versions = [env_version(job.env_dir) for job in jobs]
+        versions = [job_version(job) for job in jobs]
         pending: dict[Any, collections.deque[int]] = {}
         for index, version in enumerate(versions):
             pending.setdefault(version, collections.deque()).append(index)
@@ -291,6 +302,7 @@ class SandboxPool:
         number = worker.jobs
         message = {k: v for k, v in job.__dict__.items()}
         message["env_dir"] = None  # the worker knows its env; it never gets a host path
+        message.pop("allow_modules", None)  # fixed when the worker started (its first frame)
         message["job"] = number
         result = JobResult([])
         if not worker.send(message):

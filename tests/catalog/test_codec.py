@@ -134,13 +134,13 @@ def graphs(draw: st.DrawFn) -> Any:
     return {"root": root, "by_name": index, "also": [index, shared], "rng": random.Random(draw(st.integers(0, 9)))}
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(values)
 def test_values_roundtrip(value: Any) -> None:
     roundtrip(value)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs())
 def test_object_graphs_roundtrip_with_shared_references_and_cycles(graph: Any) -> None:
     roundtrip(graph)
@@ -159,7 +159,7 @@ def _walk(node: Node) -> list[Node]:
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
                     | st.text(max_size=4),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),

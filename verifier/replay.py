@@ -1,0 +1,147 @@
+"""Replay: run a recorded sequence of tool calls from one initial state and keep every step's result.
+
+This is how a user checks a trajectory (an agent's calls, a scripted test) against what the env
+really does. The env's code runs where `catalog run` runs it (`verifier.session.open_runtime`): in
+the sandbox, except the shipped reference envs and `trusted=True` (code you vouch for), which run
+in this process. Calls run in order on one live state: a call that fails, crashes or is invalid
+leaves the state as it was and the replay goes on, so every call gets a recorded step.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catalog.calls import Call, as_call
+from catalog.models import Outcome, StepResult
+from catalog.runtime import StateError
+from catalog.store import Catalog, CatalogError, EnvHandle
+from verifier.sandbox import DEFAULT_TIMEOUT
+from verifier.session import SandboxRuntime, open_runtime
+
+__all__ = ["ReplayError", "ReplayStep", "ReplayResult", "replay", "resolve_state"]
+
+
+class ReplayError(Exception):
+    """The replay could not start or go on (the env would not reset, the sandbox could not restore it).
+
+    `partial` holds the steps recorded before that, so nothing already run is lost.
+    """
+
+    def __init__(self, message: str, partial: ReplayResult | None = None) -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
+@dataclass
+class ReplayStep:
+    """One replayed call and what execution made of it (`result.state` only when states were asked)."""
+
+    index: int
+    call: Call
+    result: StepResult
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "index": self.index, "name": self.call.name, "arguments": self.call.shown_arguments(),
+            "outcome": self.result.outcome.value, "observation": self.result.observation,
+            "delta": [op.to_dict() for op in self.result.delta], "info": dict(self.result.info)}
+        if self.result.state is not None:
+            data["state"] = self.result.state
+        return data
+
+
+@dataclass
+class ReplayResult:
+    """A whole replay: the env, the initial state's label, the steps in order, the final state if asked."""
+
+    env: str
+    state: str
+    steps: list[ReplayStep] = field(default_factory=list)
+    final_state: dict[str, Any] | None = None
+
+    @property
+    def clean(self) -> bool:
+        """True when every call was a behaviour of the env (success or rule failure), none crashed or was invalid."""
+        return all(s.result.outcome in (Outcome.SUCCESS, Outcome.FAILURE) for s in self.steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"env": self.env, "state": self.state, "steps": [s.to_dict() for s in self.steps]}
+        if self.final_state is not None:
+            data["final_state"] = self.final_state
+        return data
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.endswith(".json") or "/" in text or "\\" in text
+
+
+def resolve_state(handle: EnvHandle, state: str | dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+    """The initial state and its label: a state name, a path to a state JSON file, or the data itself.
+
+    No state means the env's first state (`default` if it has one, as `catalog run` does).
+    """
+    if isinstance(state, dict):
+        return "<given>", state
+    names = handle.state_names()
+    if state is None:
+        if not names:
+            raise CatalogError(f"env {handle.id!r} has no initial states; pass a state file")
+        state = "default" if "default" in names else names[0]
+    if state in names or not _looks_like_path(state):
+        return state, handle.state(state)
+    path = Path(state)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CatalogError(f"state file {path} does not exist (states of {handle.id!r}: {', '.join(names)})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"state file {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise CatalogError(f"state file {path} must hold a JSON object, got {type(data).__name__}")
+    return str(path), data
+
+
+def _unusable(call: Call) -> StepResult:
+    """The step of a call whose arguments cannot even be read: invalid, nothing runs (as the runtimes do)."""
+    return StepResult({"error": f"Bad arguments for {call.name}: {call.problem}"}, [], Outcome.INVALID)
+
+
+def replay(env: EnvHandle | str, state: str | dict[str, Any] | None, calls: Sequence[Call | dict[str, Any]], *,
+           catalog: Catalog | None = None, trusted: bool = False, timeout: float = DEFAULT_TIMEOUT,
+           states: bool = False, final_state: bool = False) -> ReplayResult:
+    """Run `calls` in order from `state` of `env`; see the module docstring.
+
+    `env` is a handle or an env id (looked up in `catalog`, default: the default catalog).
+    `states=True` records the full state after every call; `final_state=True` the state at the end.
+    `calls` are Calls or `{"name", "arguments"}` dicts (CallFileError for a malformed one, before anything runs).
+    Raises ReplayError when the env cannot be reset to the state, CatalogError for an unknown env or state.
+    """
+    handle = env if isinstance(env, EnvHandle) else (catalog or Catalog()).get(env)
+    label, initial = resolve_state(handle, state)
+    todo = [c if isinstance(c, Call) else as_call(c, f"call {i}") for i, c in enumerate(calls)]
+    runtime = open_runtime(handle, trusted=trusted, timeout=timeout)
+    result = ReplayResult(handle.id, label)
+    try:
+        try:
+            runtime.reset(initial)
+        except (RuntimeError, StateError) as exc:
+            raise ReplayError(f"{handle.id}: cannot start from state {label}: {exc}") from None
+        try:
+            for index, call in enumerate(todo):
+                step = _unusable(call) if call.problem else runtime.call(call.to_action(), snapshot=states)
+                if states and step.state is None:  # invalid calls return before any snapshot
+                    step.state = runtime.snapshot()
+                result.steps.append(ReplayStep(index, call, step))
+            if final_state:
+                result.final_state = runtime.snapshot()
+        except RuntimeError as exc:  # the sandbox lost the session and could not bring it back
+            raise ReplayError(f"{handle.id}: replay stopped after {len(result.steps)} of {len(todo)} calls: {exc}",
+                              result) from None
+    finally:
+        if isinstance(runtime, SandboxRuntime):
+            runtime.close()
+    return result
