@@ -9,7 +9,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from catalog.delta import DeltaOp
 from catalog.jsonable import canonical_json
@@ -17,6 +17,9 @@ from catalog.runtime import EnvLoadError, StateError
 from catalog.store import ENV_VAR, Catalog, CatalogError, EnvExists
 from catalog.tasks import CheckError
 from verifier.isolation import IsolationUnavailable, set_default_isolation
+
+if TYPE_CHECKING:
+    from constraints.spec import ConstraintSpec
 
 
 class UserError(Exception):
@@ -173,32 +176,31 @@ def cmd_catalog_run(args: argparse.Namespace) -> int:
     return 0 if result.outcome.value in ("success", "failure") else 3
 
 
-def _print_spec(spec: dict[str, Any], env_id: str) -> None:
-    print(f"Constraint spec of {env_id} ({spec['kind']} env, class {spec['entry']})")
-    for tool in spec["tools"].values():
-        kind = tool["inferred_kind"] if tool["declared_kind"] is None else f"declared {tool['declared_kind']}"
-        mismatch = f"  KIND MISMATCH: declared {tool['declared_kind']} but it writes" if tool["kind_mismatch"] \
-            and tool["inferred_kind"] == "write" else ("  KIND MISMATCH: declared write but it writes nothing"
-                                                       if tool["kind_mismatch"] else "")
-        print(f"\n{tool['name']} [{kind}, inferred {tool['inferred_kind']}]{mismatch}")
-        params = ", ".join(f"{p['name']}{'' if p['required'] else '?'}: {p['json_type'] or 'any'}"
-                           + (f" in {p['enum']}" if p.get("enum") else "") for p in tool["params"])
+def _print_spec(spec: ConstraintSpec, env_id: str) -> None:
+    print(f"Constraint spec of {env_id} ({spec.kind} env, class {spec.entry})")
+    for tool in spec.tools.values():
+        kind = tool.inferred_kind if tool.declared_kind is None else f"declared {tool.declared_kind}"
+        mismatch = f"  KIND MISMATCH: declared {tool.declared_kind} but it writes" if tool.kind_mismatch \
+            and tool.inferred_kind == "write" else ("  KIND MISMATCH: declared write but it writes nothing"
+                                                    if tool.kind_mismatch else "")
+        print(f"\n{tool.name} [{kind}, inferred {tool.inferred_kind}]{mismatch}")
+        params = ", ".join(f"{p.name}{'' if p.required else '?'}: {p.json_type or 'any'}"
+                           + (f" in {p.enum}" if p.enum else "") for p in tool.params)
         print(f"  params: {params or '-'}")
-        for pre in tool["preconditions"]:
-            via = f" (via {pre['via']})" if pre["via"] else ""
-            print(f"  guard L{pre['line']}{via}: if {pre['condition']['source']} -> {pre['message']['template']!r}")
-        for effect in tool["effects"]:
-            path = "/".join(effect["path"])
-            value = f" = {effect['value']['source']}" if effect.get("value") else ""
-            notes = [n for n in (f"via {effect['via']}" if effect["via"] else "", effect.get("note", ""),
-                                 effect.get("unfollowed", "")) if n]
-            print(f"  effect L{effect['line']}: {effect['op']} {path}{value}" + (f"  [{'; '.join(notes)}]" if notes else ""))
-        print(f"  reads: {', '.join(tool['read_set']) or '-'} | writes: {', '.join(tool['write_set']) or '-'}")
-        shape = tool["result_shape"]
-        print(f"  result: success {shape['success']} / failure {shape['failure']}"
-              + (f" / other {shape['other']}" if shape["other"] else ""))
-        for item in tool["unsupported"]:
-            print(f"  NOT FOLLOWED L{item['line']}: {item['src']} ({item['why']})")
+        for pre in tool.preconditions:
+            via = f" (via {pre.via})" if pre.via else ""
+            print(f"  guard L{pre.line}{via}: if {pre.condition.source} -> {pre.message.template!r}")
+        for effect in tool.effects:
+            path = "/".join(effect.path)
+            value = f" = {effect.value.source}" if effect.value else ""
+            notes = [n for n in (f"via {effect.via}" if effect.via else "", effect.note, effect.unfollowed) if n]
+            print(f"  effect L{effect.line}: {effect.op} {path}{value}" + (f"  [{'; '.join(notes)}]" if notes else ""))
+        print(f"  reads: {', '.join(tool.read_set) or '-'} | writes: {', '.join(tool.write_set) or '-'}")
+        shape = tool.result_shape
+        print(f"  result: success {shape.success} / failure {shape.failure}"
+              + (f" / other {shape.other}" if shape.other else ""))
+        for item in tool.unsupported:
+            print(f"  NOT FOLLOWED L{item.line}: {item.src} ({item.why})")
 
 
 def cmd_constraints(args: argparse.Namespace) -> int:
@@ -231,9 +233,10 @@ def cmd_constraints(args: argparse.Namespace) -> int:
         else:
             out = {key: sum(r[key] for r in reports) for key in keys}
             out["envs"] = reports
+        clean = all(r["wrong"] == 0 for r in reports)
         if args.json:
             _print_json(out)
-            return 0
+            return 0 if clean else 4
         print(f"{'ENV':<12} {'STEPS':>6} {'EXACT':>6} {'ABST':>5} {'WRONG':>5} {'EXACT%':>7} {'GUARDS':>9} {'EXPLAINED':>11}")
         for r in reports:
             print(f"{r['env']:<12} {r['steps']:>6} {r['exact']:>6} {r['abstained']:>5} {r['wrong']:>5} "
@@ -243,7 +246,7 @@ def cmd_constraints(args: argparse.Namespace) -> int:
                 print(f"    never triggered: {guard}")
             for reason, count in r["top_abstain_reasons"].items():
                 print(f"    abstained {count}x: {reason}")
-        return 0 if all(r["wrong"] == 0 for r in reports) else 4
+        return 0 if clean else 4
     if not args.env_id:
         raise UserError("name an env (python cli.py constraints library) or pass --completeness")
     try:
@@ -251,8 +254,9 @@ def cmd_constraints(args: argparse.Namespace) -> int:
     except ExtractionError as exc:
         raise UserError(f"env {args.env_id}: {exc}") from exc
     if args.json:
-        _print_json({"env": args.env_id, "kind": spec["kind"], "entry": spec["entry"], "tables": spec["tables"],
-                     "tools": spec["tools"]})
+        data = spec.to_dict()
+        _print_json({"env": args.env_id, "kind": data["kind"], "entry": data["entry"], "tables": data["tables"],
+                     "tools": data["tools"]})
     else:
         _print_spec(spec, args.env_id)
     return 0

@@ -413,8 +413,7 @@ def import_env(path: Path, catalog: Catalog, *, class_name: str | None = None, c
         shutil.rmtree(staging, ignore_errors=True)
     manifest = manifest.model_copy(update={"tools": tools})
     extra = {k: v for k, v in texts.items() if k != "env.py"}
-    handle = catalog.write_env(manifest, texts["env.py"], states, [], replace=replace, extra_files=extra,
-                               keep_order=True)
+    handle = catalog.write_env(manifest, texts["env.py"], states, [], replace=replace, extra_files=extra)
     return ImportReport(handle, sorted(texts), collected.optional, list(failure.exceptions), found.convention,
                         failure, collected.third_party)
 

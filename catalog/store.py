@@ -280,12 +280,12 @@ class Catalog:
     # --- writing ------------------------------------------------------------------------
     def write_env(self, manifest: EnvManifest, env_source: str, states: dict[str, dict[str, Any]],
                   tasks: Iterable[Task] = (), *, replace: bool = False,
-                  extra_files: dict[str, str] | None = None, keep_order: bool = False) -> EnvHandle:
+                  extra_files: dict[str, str] | None = None) -> EnvHandle:
         """Write a complete env atomically; the manifest's states and content_hash are filled in.
 
         `extra_files` are helper modules env.py imports (relative path -> text), e.g. for
-        imported envs. `keep_order` writes states with their keys in the order given (imported
-        envs: code that returns a record as it is shows its keys in that order).
+        imported envs. States keep their key order: a class env iterates its dicts, and code that
+        returns a record as it is shows its keys, in the order they were stored.
 
         Raises CatalogError if the id is a reference env's, or exists and `replace` is False.
         """
@@ -306,7 +306,7 @@ class Catalog:
                 target_file.parent.mkdir(parents=True, exist_ok=True)
                 target_file.write_text(text, encoding="utf-8")
             for name, state in sorted(states.items()):
-                _write_json(staging / "states" / f"{name}.json", to_jsonable(state), sort_keys=not keep_order)
+                _write_json(staging / "states" / f"{name}.json", to_jsonable(state), sort_keys=False)
             lines = [t.model_dump_json(exclude_none=True) for t in tasks]
             (staging / "tasks.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
             final = manifest.model_copy(update={"states": sorted(states), "content_hash": content_hash(staging)})

@@ -22,6 +22,7 @@ from catalog.models import Action, Outcome, StepResult
 from catalog.store import EnvHandle
 from constraints.extract import extract_spec, template_regex
 from constraints.simulate import SpecSimulator
+from constraints.spec import ConstraintSpec, Param
 
 __all__ = ["spec_of", "completeness", "candidates", "CandidateCache", "CompletenessRun", "Executor",
            "InProcessExecutor"]
@@ -32,7 +33,7 @@ NUMBERS = [0.0, -5.0, 0.5, 1.0, 10.123, 20.0, 100.0, 1e9]
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}|$)")
 
 
-def spec_of(handle: EnvHandle) -> dict[str, Any]:
+def spec_of(handle: EnvHandle) -> ConstraintSpec:
     """Extract the constraint spec of a catalog env from its source (no import)."""
     manifest = handle.manifest
     return extract_spec(handle.source(), manifest.kind, manifest.entry,
@@ -67,10 +68,10 @@ def _singular(plural: str) -> str:
     return plural[:-1] if plural.endswith("s") else plural
 
 
-def candidates(param: dict[str, Any], state: dict[str, Any]) -> list[Any]:
+def candidates(param: Param, state: dict[str, Any]) -> list[Any]:
     """Values worth trying for a parameter on a state: from the state first, then boundary values."""
-    name = param["name"]
-    values: list[Any] = list(param.get("enum") or [])
+    name = param.name
+    values: list[Any] = list(param.enum or [])
     full = re.sub(r"_(id|code|key)$", "", name)
     stem = full.split("_")[-1]
     for collection_name, collection in state.items():
@@ -88,7 +89,7 @@ def candidates(param: dict[str, Any], state: dict[str, Any]) -> list[Any]:
     for value in list(values):
         if isinstance(value, str) and ISO.match(value):
             values.extend(_shifted(value))
-    kind = param.get("json_type")
+    kind = param.json_type
     if kind == "string":
         values = [v for v in values if isinstance(v, str)] + TEXT
     elif kind == "integer":
@@ -99,7 +100,7 @@ def candidates(param: dict[str, Any], state: dict[str, Any]) -> list[Any]:
         values = [True, False]
     else:
         values += TEXT[:3] + [0, 1]
-    if param.get("nullable") or not param.get("json_type"):
+    if param.nullable or not param.json_type:
         values.append(None)
     unique: list[Any] = []
     for value in values:
@@ -108,9 +109,9 @@ def candidates(param: dict[str, Any], state: dict[str, Any]) -> list[Any]:
     return unique
 
 
-def _fits(param: dict[str, Any], value: Any) -> bool:
+def _fits(param: Param, value: Any) -> bool:
     """Whether a value is well-typed for a parameter (generated calls stay well-typed)."""
-    kind = param.get("json_type")
+    kind = param.json_type
     if kind == "string":
         return isinstance(value, str)
     if kind == "integer":
@@ -128,9 +129,9 @@ class CandidateCache:
     def __init__(self) -> None:
         self._cache: dict[tuple[Any, ...], tuple[list[Any], list[Any]]] = {}
 
-    def get(self, param: dict[str, Any], state: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    def get(self, param: Param, state: dict[str, Any]) -> tuple[list[Any], list[Any]]:
         """(all candidates, the realistic ones: without the generic text and the huge numbers)."""
-        key = (id(state), param["name"], param.get("json_type"), tuple(param.get("enum") or ()))  # same name, other type
+        key = (id(state), param.name, param.json_type, tuple(param.enum or ()))  # same name, other type
         if key not in self._cache:
             options = candidates(param, state)
             realistic = [o for o in options if o not in TEXT and o not in INTEGERS[-1:] and o not in NUMBERS[-1:]]
@@ -164,7 +165,7 @@ class CompletenessRun:
     """Executes generated calls and scores the spec-only simulator against them."""
 
     def __init__(self, handle: EnvHandle, *, seed: int = 0, calls_per_tool: int = 12, search_budget: int = 3000,
-                 executor: Executor | None = None, simulator: Any = None, spec: dict[str, Any] | None = None) -> None:
+                 executor: Executor | None = None, simulator: Any = None, spec: ConstraintSpec | None = None) -> None:
         """Without `executor`, calls run in-process (trusted envs only), loaded at the first call.
 
         `spec` skips extracting it again when the caller has it already.
@@ -184,12 +185,11 @@ class CompletenessRun:
         self.triggered: set[tuple[str, int]] = set()
         self.successful_writes: dict[str, list[Action]] = {name: [] for name in self.states}
         # A guard is a place in the code: one in a helper shared by several tools counts once.
-        self.guards = {(p["via"] or tool, p["line"]): p for tool, spec in self.spec["tools"].items()
-                       for p in spec["preconditions"]}
-        self.guard_tools = {}
-        for tool, spec in self.spec["tools"].items():
-            for p in spec["preconditions"]:
-                self.guard_tools.setdefault((p["via"] or tool, p["line"]), set()).add(tool)
+        self.guards = self.spec.guards()
+        self.guard_tools: dict[tuple[str, int], set[str]] = {}
+        for tool, entry in self.spec.tools.items():
+            for p in entry.preconditions:
+                self.guard_tools.setdefault(p.place(tool), set()).add(tool)
 
     # --- generation -----------------------------------------------------------------------
     def arguments(self, tool: str, state: dict[str, Any], boundary: bool) -> dict[str, Any]:
@@ -200,14 +200,14 @@ class CompletenessRun:
         """
         arguments: dict[str, Any] = {}
         together = self._record_values(state) if self.rng.random() < 0.5 else {}
-        for param in self.spec["tools"][tool]["params"]:
-            if not param["required"] and self.rng.random() < 0.4:
+        for param in self.spec.tools[tool].params:
+            if not param.required and self.rng.random() < 0.4:
                 continue
-            if param["name"] in together and self.rng.random() < 0.8 and _fits(param, together[param["name"]]):
-                arguments[param["name"]] = together[param["name"]]
+            if param.name in together and self.rng.random() < 0.8 and _fits(param, together[param.name]):
+                arguments[param.name] = together[param.name]
                 continue
             options, realistic = self.candidates.get(param, state)
-            arguments[param["name"]] = self.rng.choice(options if boundary else realistic)
+            arguments[param.name] = self.rng.choice(options if boundary else realistic)
         return arguments
 
     def _record_values(self, state: dict[str, Any]) -> dict[str, Any]:
@@ -220,7 +220,7 @@ class CompletenessRun:
         record = collection[key]
         values: dict[str, Any] = {}
         stem = _singular(name)
-        for param in {p["name"] for t in self.spec["tools"].values() for p in t["params"]}:
+        for param in {p.name for t in self.spec.tools.values() for p in t.params}:
             if param in (f"{stem}_id", f"{stem}_code", stem):
                 values[param] = key
             elif isinstance(record, dict):
@@ -230,7 +230,7 @@ class CompletenessRun:
         return values
 
     def run(self) -> dict[str, Any]:
-        tools = sorted(self.spec["tools"])
+        tools = sorted(self.spec.tools)
         for state_name in sorted(self.states):
             for tool in tools:
                 for index in range(self.calls_per_tool):
@@ -291,23 +291,23 @@ class CompletenessRun:
 
     def failure(self, action: Action, observation: Any, prediction: Any) -> None:
         self.counts["failures"] += 1
-        tool = self.spec["tools"][action.name]
+        tool = self.spec.tools[action.name]
         message = observation.get("error") if isinstance(observation, dict) else None
-        explaining = [p for p in tool["preconditions"] if p["message"]["holes"] != [p["message"]["template"].strip("{}")]
-                      and isinstance(message, str) and template_regex(p["message"]["template"]).fullmatch(message)]
+        explaining = [p for p in tool.preconditions if not p.message.opaque
+                      and isinstance(message, str) and template_regex(p.message.template).fullmatch(message)]
         if explaining:
             self.counts["failures_explained"] += 1
         fired = set(prediction.fired) if not prediction.abstained else set()
-        by_trace = [p for p in tool["preconditions"] if (p["via"] or action.name, p["line"]) in fired]
+        by_trace = [p for p in tool.preconditions if p.place(action.name) in fired]
         for precondition in by_trace or explaining:
-            self.triggered.add((precondition["via"] or action.name, precondition["line"]))
+            self.triggered.add(precondition.place(action.name))
 
     def report(self) -> dict[str, Any]:
         steps = self.counts["steps"]
-        untriggered = [f"{where} line {line}: {self.guards[(where, line)]['condition']['source']}"
+        untriggered = [f"{where} line {line}: {self.guards[(where, line)].condition.source}"
                        for where, line in sorted(self.guards) if (where, line) not in self.triggered]
         return {
-            "env": self.handle.id, "kind": self.spec["kind"], "steps": steps, "exact": self.counts["exact"],
+            "env": self.handle.id, "kind": self.spec.kind, "steps": steps, "exact": self.counts["exact"],
             "abstained": self.counts["abstained"], "wrong": self.counts["wrong"],
             "exact_rate": round(self.counts["exact"] / steps, 4) if steps else 0.0,
             "guards_total": len(self.guards), "guards_triggered": len(self.guards) - len(untriggered),

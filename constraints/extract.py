@@ -14,15 +14,29 @@ import copy
 import hashlib
 import json
 import re
-from typing import Any
+import threading
+from typing import Any, cast
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from constraints.ir import Node, Translator, render, walk
 from constraints.schema import annotation_kind, function_ir, imports_of, literal_values, module_parts, table_of
+from constraints.spec import (
+    ConstraintSpec,
+    Effect,
+    Expr,
+    Guard,
+    Kind,
+    Message,
+    Param,
+    ResultShape,
+    ToolKind,
+    ToolSpec,
+    Unfollowed,
+)
 
-__all__ = ["extract_spec", "template_regex", "ExtractionError"]
+__all__ = ["extract_spec", "shared_spec", "guess_entry", "template_regex", "ExtractionError"]
 
 CONTAINER_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "sort",
                       "reverse", "popitem", "add", "discard"}
@@ -34,25 +48,67 @@ class ExtractionError(ValueError):
     """The module cannot be analysed (syntax error, missing entry class)."""
 
 
-_MEMO: dict[str, dict[str, Any]] = {}
-_MEMO_SIZE = 64
+# The one cache of constraint specs (an audit asks hundreds of samples of a few dozen envs; a
+# synthesis slot extracts the same module for its plan, its static check and its gate). Failures
+# are cached too, so a module that cannot be analysed costs one parse, not one per sample.
+_CACHE: dict[str, ConstraintSpec | ExtractionError] = {}
+_CACHE_SIZE = 256
+_LOCK = threading.Lock()
 
 
 def extract_spec(source: str, kind: str, entry: str | None = None, *, failure_exceptions: list[str] | None = None,
-                 declared_kinds: dict[str, str] | None = None) -> dict[str, Any]:
-    """Return the JSON-serializable constraint spec of an env module of either convention.
+                 declared_kinds: dict[str, str] | None = None) -> ConstraintSpec:
+    """Return the constraint spec of an env module of either convention; the caller's own copy.
 
-    Pure in its arguments, so recent results are memoized (a synthesis slot extracts the same
-    module for its plan, its static check and its gate); callers get their own copy.
+    Raises ExtractionError for a module that cannot be analysed (odd code that trips the
+    analysis counts as such, with the cause in the message).
     """
-    key = hashlib.sha256(json.dumps([source, kind, entry, failure_exceptions, declared_kinds],
-                                    sort_keys=True).encode()).hexdigest()
-    if key not in _MEMO:
-        if len(_MEMO) >= _MEMO_SIZE:
-            _MEMO.pop(next(iter(_MEMO)))
-        _MEMO[key] = _extract(source, kind, entry, failure_exceptions=failure_exceptions,
+    return copy.deepcopy(shared_spec(source, kind, entry, failure_exceptions=failure_exceptions,
+                                     declared_kinds=declared_kinds))
+
+
+def shared_spec(source: str, kind: str, entry: str | None = None, *, failure_exceptions: list[str] | None = None,
+                declared_kinds: dict[str, str] | None = None) -> ConstraintSpec:
+    """Like extract_spec, but the cached spec itself: shared between callers and threads, never mutate it.
+
+    Extraction is pure in its arguments, so recent results are kept by their hash.
+    """
+    options = json.dumps([kind, entry, failure_exceptions, declared_kinds], sort_keys=True)
+    key = hashlib.sha256(f"{options}\0{source}".encode()).hexdigest()  # the source is hashed as is: no escaping
+    with _LOCK:
+        cached = _CACHE.get(key)
+    if cached is None:
+        try:
+            cached = _extract(source, kind, entry, failure_exceptions=failure_exceptions,
                               declared_kinds=declared_kinds)
-    return copy.deepcopy(_MEMO[key])
+        except ExtractionError as exc:
+            cached = exc
+        except (SyntaxError, ValueError, RecursionError) as exc:  # analysis of odd code must not kill a caller
+            cached = ExtractionError(f"{type(exc).__name__}: {exc}")
+        with _LOCK:
+            if len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[key] = cached
+    if isinstance(cached, ExtractionError):
+        raise cached
+    return cached
+
+
+def guess_entry(code: str) -> str | None:
+    """The env class of a class-convention module that names none (as EnvSimBench items don't).
+
+    It is the class with the most methods, if one has strictly more than the rest (TypedDicts
+    have none).
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    counts = sorted(((sum(isinstance(n, ast.FunctionDef) for n in c.body), c.name) for c in tree.body
+                     if isinstance(c, ast.ClassDef)), reverse=True)
+    if counts and counts[0][0] > 0 and (len(counts) == 1 or counts[0][0] > counts[1][0]):
+        return counts[0][1]
+    return None
 
 
 def _syntax_error(source: str, exc: cst.ParserSyntaxError) -> str:
@@ -65,7 +121,9 @@ def _syntax_error(source: str, exc: cst.ParserSyntaxError) -> str:
 
 
 def _extract(source: str, kind: str, entry: str | None = None, *, failure_exceptions: list[str] | None = None,
-             declared_kinds: dict[str, str] | None = None) -> dict[str, Any]:
+             declared_kinds: dict[str, str] | None = None) -> ConstraintSpec:
+    if kind not in ("sql", "class"):
+        raise ExtractionError(f"unknown env kind {kind!r} (sql or class)")
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -73,8 +131,8 @@ def _extract(source: str, kind: str, entry: str | None = None, *, failure_except
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # the module was parsed here: no copy needed
     translator = Translator(wrapper.module, wrapper)
     parts = module_parts(translator, wrapper.module)
-    tables = {}
-    models = {}
+    tables: dict[str, dict[str, Any]] = {}
+    models: dict[str, str] = {}
     for name, class_node in parts["classes"].items():
         table = table_of(translator, class_node)
         if table is not None:
@@ -92,20 +150,20 @@ def _extract(source: str, kind: str, entry: str | None = None, *, failure_except
                     target = small.targets[0].target if isinstance(small, cst.Assign) else small.target
                     if isinstance(target, cst.Name) and small.value is not None:
                         class_constants[target.value] = translator.expr(small.value)
-    spec: dict[str, Any] = {
-        "kind": kind, "entry": env_class.name.value, "imports": imports_of(wrapper.module),
-        "constants": parts["constants"], "functions": parts["functions"], "tables": tables, "models": models,
-        "class_constants": class_constants, "methods": methods,
-        "failure_exceptions": sorted(set(failure_exceptions or []) | {"ToolError"}),
-        "state_attributes": _state_attributes(methods.get("__init__")) if kind == "class" else sorted(tables),
-    }
-    spec["unsure_names"] = sorted(parts["unsure"] | _mutated_globals(spec))
+    spec = ConstraintSpec(
+        kind=cast(Kind, kind), entry=env_class.name.value, imports=imports_of(wrapper.module),
+        constants=parts["constants"], functions=parts["functions"], tables=tables, models=models,
+        class_constants=class_constants, methods=methods,
+        failure_exceptions=sorted(set(failure_exceptions or []) | {"ToolError"}),
+        state_attributes=_state_attributes(methods.get("__init__")) if kind == "class" else sorted(tables),
+    )
+    spec.unsure_names = sorted(parts["unsure"] | _mutated_globals(spec))
     # What can change how `self.x` behaves beyond the class body (a base class, a class decorator).
-    spec["entry_bases"] = [translator.source(b.value) for b in env_class.bases] + \
+    spec.entry_bases = [translator.source(b.value) for b in env_class.bases] + \
         [translator.source(k.value) for k in env_class.keywords]
-    spec["entry_decorators"] = [translator.source(d.decorator) for d in env_class.decorators]
+    spec.entry_decorators = [translator.source(d.decorator) for d in env_class.decorators]
     tools = _tool_names(methods, kind)
-    spec["tools"] = {name: _tool_spec(spec, name, tools[name], (declared_kinds or {}).get(name)) for name in tools}
+    spec.tools = {name: _tool_spec(spec, name, tools[name], (declared_kinds or {}).get(name)) for name in tools}
     return spec
 
 
@@ -134,10 +192,10 @@ def _tool_names(methods: dict[str, Any], kind: str) -> dict[str, str | None]:
     return tools
 
 
-def _mutated_globals(spec: dict[str, Any]) -> set[str]:
+def _mutated_globals(spec: ConstraintSpec) -> set[str]:
     """Module and class constants some function changes in place: state outside the instance."""
     names: set[str] = set()
-    for function in [*spec["functions"].values(), *spec["methods"].values()]:
+    for function in [*spec.functions.values(), *spec.methods.values()]:
         for node in walk(function["body"]):
             targets: list[Node] = []
             if node.get("s") in ("assign", "del"):
@@ -150,9 +208,9 @@ def _mutated_globals(spec: dict[str, Any]) -> set[str]:
                 root = target
                 while root.get("t") in ("sub", "attr") and not (root.get("t") == "attr" and root["obj"] == {"t": "name", "id": "self"}):
                     root = root["obj"]
-                if root.get("t") == "name" and root["id"] in spec["constants"]:
+                if root.get("t") == "name" and root["id"] in spec.constants:
                     names.add(root["id"])
-                elif root.get("t") == "attr" and root["name"] in spec["class_constants"]:
+                elif root.get("t") == "attr" and root["name"] in spec.class_constants:
                     names.add(root["name"])
     return names
 
@@ -171,16 +229,16 @@ def _state_attributes(init: dict[str, Any] | None) -> list[str]:
 
 
 # --- per tool -------------------------------------------------------------------------------
-def _param_spec(param: dict[str, Any], body: list[Node], constants: dict[str, Node]) -> dict[str, Any]:
+def _param_spec(param: dict[str, Any], body: list[Node], constants: dict[str, Node]) -> Param:
     kind, optional = annotation_kind(param["annotation"])
-    spec: dict[str, Any] = {"name": param["name"], "annotation": param["annotation"],
-                            "json_type": JSON_TYPES.get(kind) if param["annotation"] else None,
-                            "required": not param["has_default"], "nullable": optional and bool(param["annotation"])}
+    spec = Param(name=param["name"], annotation=param["annotation"],
+                 json_type=JSON_TYPES.get(kind) if param["annotation"] else None,
+                 required=not param["has_default"], nullable=optional and bool(param["annotation"]))
     if param["has_default"] and param["default"].get("t") == "const":
-        spec["default"] = param["default"]["v"]
+        spec.default, spec.default_known = param["default"]["v"], True
     enum = literal_values(param["annotation"]) or _enum_from_guards(param["name"], body, constants)
     if enum:
-        spec["enum"] = enum
+        spec.enum = enum
     return spec
 
 
@@ -229,12 +287,13 @@ def _message_of(exit_statement: Node) -> Node | None:
     return keys.get("error")
 
 
-def template_of(message: Node | None) -> dict[str, Any]:
-    """An error message as a template: literal text with named holes."""
+def template_of(message: Node | None) -> Message:
+    """An error message as a template: literal text with named holes (and the message's source)."""
     if message is None:
-        return {"template": "{*}", "holes": ["*"]}
+        return Message("{*}", ["*"], None)
+    source = render(message)
     if message.get("t") == "const" and isinstance(message["v"], str):
-        return {"template": message["v"].replace("{", "{{").replace("}", "}}"), "holes": []}
+        return Message(message["v"].replace("{", "{{").replace("}", "}}"), [], source)
     if message.get("t") == "fstr":
         text, holes = "", []
         for part in message["parts"]:
@@ -243,8 +302,8 @@ def template_of(message: Node | None) -> dict[str, Any]:
             else:
                 holes.append(part["src"])
                 text += "{" + part["src"] + "}"
-        return {"template": text, "holes": holes}
-    return {"template": "{" + render(message) + "}", "holes": [render(message)]}
+        return Message(text, holes, source)
+    return Message("{" + source + "}", [source], source)
 
 
 def template_regex(template: str) -> re.Pattern[str]:
@@ -260,12 +319,12 @@ def template_regex(template: str) -> re.Pattern[str]:
 class _ToolAnalysis:
     """Walks one tool (and the helpers it calls) collecting guards, effects and reads."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: ConstraintSpec) -> None:
         self.spec = spec
-        self.preconditions: list[dict[str, Any]] = []
-        self.effects: list[dict[str, Any]] = []
+        self.preconditions: list[Guard] = []
+        self.effects: list[Effect] = []
         self.reads: set[str] = set()
-        self.unsupported: list[dict[str, Any]] = []
+        self.unsupported: list[Unfollowed] = []
         self.helpers: list[str] = []
         self.returns: list[Node] = []
 
@@ -322,18 +381,17 @@ class _ToolAnalysis:
             if via is None:
                 self.returns.append(node)
         elif kind == "unsupported":
-            self.unsupported.append({"line": node.get("line"), "src": node.get("src"), "why": node.get("why")})
+            self.unsupported.append(Unfollowed(node.get("line"), node.get("src"), node.get("why")))
 
     def add_guard(self, node: Node, exit_statement: Node, via: str | None, message: Node | None = None) -> None:
         message = message if message is not None else _message_of(exit_statement)
-        self.preconditions.append({
-            "id": len(self.preconditions), "line": node.get("line"),
-            "condition": {"source": render(node["test"]), "normalized": node["test"]},
-            "message": {**template_of(message), "source": render(message) if message else None},
-            "exit": "raise" if exit_statement["s"] == "raise" else "return",
-            "reads": sorted({n["id"] for n in walk(node["test"]) if n.get("t") == "name" and n["id"] != "self"}),
-            "via": via,
-        })
+        self.preconditions.append(Guard(
+            id=len(self.preconditions), line=node["line"],
+            condition=Expr(render(node["test"]), node["test"]), message=template_of(message),
+            exit="raise" if exit_statement["s"] == "raise" else "return",
+            reads=sorted({n["id"] for n in walk(node["test"]) if n.get("t") == "name" and n["id"] != "self"}),
+            via=via,
+        ))
 
     def origin_of(self, expr: Node, origins: dict[str, Any]) -> Any:
         """What an expression refers to: a record of a table, rows of a table, or a state path."""
@@ -349,9 +407,9 @@ class _ToolAnalysis:
                 if fn["name"] == "select" and expr["args"]:
                     table = self.table_of(expr["args"][0])
                     return {"records": table} if table else None
-            if fn.get("t") == "name" and fn["id"] in self.spec["models"]:
-                key = expr["kw"].get((self.spec["tables"][self.spec["models"][fn["id"]]]["pk"] or ["id"])[0])
-                return {"record": self.spec["models"][fn["id"]], "key": render(key) if key else "<new>"}
+            if fn.get("t") == "name" and fn["id"] in self.spec.models:
+                key = expr["kw"].get((self.spec.tables[self.spec.models[fn["id"]]]["pk"] or ["id"])[0])
+                return {"record": self.spec.models[fn["id"]], "key": render(key) if key else "<new>"}
             if fn.get("t") == "attr" and fn["name"] == "get" and expr["args"]:
                 base = self.origin_of(fn["obj"], origins)
                 if isinstance(base, dict) and "path" in base:
@@ -364,40 +422,37 @@ class _ToolAnalysis:
                 key = index["v"] if index.get("t") == "const" and isinstance(index["v"], str) else f"<{render(index)}>"
                 return {"path": [*base["path"], key]}
             return None
-        if kind == "attr" and expr["obj"] == {"t": "name", "id": "self"} and self.spec["kind"] == "class" and \
-                expr["name"] not in self.spec["methods"]:
+        if kind == "attr" and expr["obj"] == {"t": "name", "id": "self"} and self.spec.kind == "class" and \
+                expr["name"] not in self.spec.methods:
             return {"path": [expr["name"]]}
         return None
 
     def table_of(self, expr: Node) -> str | None:
-        if expr.get("t") == "name" and expr["id"] in self.spec["models"]:
-            return self.spec["models"][expr["id"]]
+        if expr.get("t") == "name" and expr["id"] in self.spec.models:
+            return self.spec.models[expr["id"]]
         return None
 
     def write(self, target: Node, op: str, node: Node, origins: dict[str, Any], via: str | None, in_loop: bool) -> None:
         value = node.get("value")
-        effect = {"line": node.get("line"), "op": op, "path": None, "value": None, "via": via, "in_loop": in_loop}
-        if value is not None:
-            effect["value"] = {"source": render(value), "normalized": value}
+        path: list[str] | None = None
         if target.get("t") == "attr" and target["obj"].get("t") == "name":
             origin = origins.get(target["obj"]["id"])
             if isinstance(origin, dict) and "record" in origin:
-                effect["path"] = [origin["record"], f"<{origin['key']}>", target["name"]]
-                effect["op"] = "modify"
+                path, op = [origin["record"], f"<{origin['key']}>", target["name"]], "modify"
             elif isinstance(origin, dict) and "records" in origin:
-                effect["path"] = [origin["records"], "<*>", target["name"]]
-                effect["op"] = "modify"
+                path, op = [origin["records"], "<*>", target["name"]], "modify"
             elif target["obj"]["id"] == "self":
                 if target["name"].startswith("_"):
                     return
-                effect["path"] = [target["name"]]
+                path = [target["name"]]
         else:
             origin = self.origin_of(target, origins)
             if isinstance(origin, dict) and "path" in origin:
-                effect["path"] = origin["path"]
-        if effect["path"] is None:
-            effect["path"] = [f"<{render(target)}>"]
-            effect["unfollowed"] = "target is not a known record or state path"
+                path = origin["path"]
+        effect = Effect(line=node["line"], op=op, path=path or [f"<{render(target)}>"],
+                        value=Expr(render(value), value) if value is not None else None, via=via, in_loop=in_loop)
+        if path is None:
+            effect.unfollowed = "target is not a known record or state path"
         self.effects.append(effect)
 
     def scan_expr(self, statement: Node, origins: dict[str, Any], via: str | None, node: Node, in_loop: bool) -> None:
@@ -406,13 +461,13 @@ class _ToolAnalysis:
         for expr in walk(expressions):
             kind = expr.get("t")
             if kind == "unsupported":
-                self.unsupported.append({"line": node.get("line"), "src": expr["src"], "why": expr["why"]})
+                self.unsupported.append(Unfollowed(node.get("line"), expr["src"], expr["why"]))
             if kind == "attr" and expr["obj"].get("t") == "name":
                 origin = origins.get(expr["obj"]["id"])
                 if isinstance(origin, dict) and ("record" in origin or "records" in origin):
                     self.reads.add(f"{origin.get('record') or origin.get('records')}.{expr['name']}")
-                elif expr["obj"]["id"] == "self" and self.spec["kind"] == "class" and \
-                        expr["name"] not in self.spec["methods"] and not expr["name"].startswith("_"):
+                elif expr["obj"]["id"] == "self" and self.spec.kind == "class" and \
+                        expr["name"] not in self.spec.methods and not expr["name"].startswith("_"):
                     self.reads.add(expr["name"])
             if kind != "call":
                 continue
@@ -427,44 +482,40 @@ class _ToolAnalysis:
                     origin = self.origin_of(expr["args"][0], origins)
                     table = origin.get("record") if isinstance(origin, dict) else None
                     key = origin.get("key", "<new>") if isinstance(origin, dict) else "<new>"
-                    self.effects.append({"line": node.get("line"), "op": "add", "path": [table or "<?>", f"<{key}>"],
-                                         "value": {"source": render(expr["args"][0]), "normalized": expr["args"][0]},
-                                         "via": via, "in_loop": in_loop})
+                    self.effects.append(Effect(node["line"], "add", [table or "<?>", f"<{key}>"],
+                                               Expr(render(expr["args"][0]), expr["args"][0]), via, in_loop))
                 elif name == "delete" and expr["args"]:
                     origin = self.origin_of(expr["args"][0], origins)
                     path = [origin["record"], f"<{origin['key']}>"] if isinstance(origin, dict) and "record" in origin \
                         else ["<?>"]
-                    self.effects.append({"line": node.get("line"), "op": "delete", "path": path, "value": None,
-                                         "via": via, "in_loop": in_loop})
+                    self.effects.append(Effect(node["line"], "delete", path, None, via, in_loop))
                 elif name == "new_id":
                     prefix = render(expr["args"][0]) if expr["args"] else "?"
-                    self.effects.append({"line": node.get("line"), "op": "modify",
-                                         "path": ["env_meta", f"next_id:<{prefix}>", "value"],
-                                         "value": {"source": "counter + 1", "normalized": None}, "via": via,
-                                         "in_loop": in_loop})
+                    self.effects.append(Effect(node["line"], "modify", ["env_meta", f"next_id:<{prefix}>", "value"],
+                                               Expr("counter + 1", None), via, in_loop))
                     self.reads.add("env_meta")
                 elif name == "now":
                     self.reads.add("env_meta.clock")
-                elif name in self.spec["methods"] and name not in self.helpers:
+                elif name in self.spec.methods and name not in self.helpers:
                     self.helpers.append(name)
-                    helper = self.spec["methods"][name]
+                    helper = self.spec.methods[name]
                     self.block(helper["body"], {}, name, in_loop)
-                elif name not in self.spec["methods"] and name not in ("get", "select", "add", "delete"):
-                    self.unsupported.append({"line": node.get("line"), "src": render(expr),
-                                             "why": f"call of self.{name}, which the analysis does not know"})
+                elif name not in self.spec.methods and name not in ("get", "select", "add", "delete"):
+                    self.unsupported.append(Unfollowed(node.get("line"), render(expr),
+                                                       f"call of self.{name}, which the analysis does not know"))
             elif fn.get("t") == "attr" and fn["obj"].get("t") == "attr" and \
                     fn["obj"]["obj"] == {"t": "name", "id": "self"} and fn["obj"]["name"] == "session":
-                self.unsupported.append({"line": node.get("line"), "src": render(expr),
-                                         "why": "direct use of the session: its writes are not followed"})
+                self.unsupported.append(Unfollowed(node.get("line"), render(expr),
+                                                   "direct use of the session: its writes are not followed"))
             elif fn.get("t") == "attr" and fn["name"] in CONTAINER_MUTATORS:
                 origin = self.origin_of(fn["obj"], origins)
                 if isinstance(origin, dict) and "path" in origin:
-                    self.effects.append({"line": node.get("line"), "op": fn["name"], "path": origin["path"],
-                                         "value": {"source": ", ".join(render(a) for a in expr["args"]),
-                                                   "normalized": expr["args"]}, "via": via, "in_loop": in_loop})
+                    self.effects.append(Effect(node["line"], fn["name"], origin["path"],
+                                               Expr(", ".join(render(a) for a in expr["args"]), expr["args"]),
+                                               via, in_loop))
             elif fn.get("t") == "name" and fn["id"] in ("getattr", "setattr", "exec", "eval", "__import__"):
-                self.unsupported.append({"line": node.get("line"), "src": render(expr), "why": "dynamic attribute or code"})
-            elif fn.get("t") == "name" and fn["id"] in self.spec["functions"] and fn["id"] not in self.helpers:
+                self.unsupported.append(Unfollowed(node.get("line"), render(expr), "dynamic attribute or code"))
+            elif fn.get("t") == "name" and fn["id"] in self.spec.functions and fn["id"] not in self.helpers:
                 self.helpers.append(fn["id"])
 
 
@@ -476,7 +527,7 @@ def _element_origin(origin: Any) -> Any:
     return None
 
 
-def _result_shape(returns: list[Node]) -> dict[str, Any]:
+def _result_shape(returns: list[Node]) -> ResultShape:
     shape: dict[str, set[str]] = {"success": set(), "failure": set(), "other": set()}
     for statement in returns:
         value = statement["e"]
@@ -492,31 +543,32 @@ def _result_shape(returns: list[Node]) -> dict[str, Any]:
             (shape["failure"] if _failure_exit([statement]) else shape["success"]).update(keys)
         else:
             shape["other"].add(render(value))
-    return {k: sorted(v) for k, v in shape.items()}
+    return ResultShape(sorted(shape["success"]), sorted(shape["failure"]), sorted(shape["other"]))
 
 
-def _tool_spec(spec: dict[str, Any], name: str, declared: str | None, override: str | None) -> dict[str, Any]:
-    method = spec["methods"][name]
+def _tool_spec(spec: ConstraintSpec, name: str, declared: str | None, override: str | None) -> ToolSpec:
+    method = spec.methods[name]
     analysis = _ToolAnalysis(spec)
     origins: dict[str, Any] = {}
     analysis.block(method["body"], origins, None, False)
-    params = [_param_spec(p, method["body"], spec["constants"]) for p in method["params"] if p["name"] != "self"]
-    write_set = sorted({".".join(p for p in effect["path"][:1] + [effect["path"][-1]]) if len(effect["path"]) > 2
-                        else effect["path"][0] for effect in analysis.effects})
-    inferred = "write" if analysis.effects else "read"
-    declared = override or declared
+    params = [_param_spec(p, method["body"], spec.constants) for p in method["params"] if p["name"] != "self"]
+    write_set = sorted({".".join(p for p in effect.path[:1] + [effect.path[-1]]) if len(effect.path) > 2
+                        else effect.path[0] for effect in analysis.effects})
+    inferred: ToolKind = "write" if analysis.effects else "read"
+    kind = override or declared
+    if kind not in (None, "read", "write"):
+        raise ExtractionError(f"tool {name}: unknown kind {kind!r} (read or write)")
     for effect in analysis.effects:
-        if effect.get("in_loop"):
-            effect.setdefault("note", "key computed per loop iteration")
-    return {
-        "name": name, "declared_kind": declared, "inferred_kind": inferred,
+        if effect.in_loop and effect.note is None:
+            effect.note = "key computed per loop iteration"
+    return ToolSpec(
+        name=name, declared_kind=cast(ToolKind | None, kind), inferred_kind=inferred,
         # A tool declared write that seems to write nothing is only a mismatch if the analysis
         # followed all of it (an unfollowed call may be the write).
-        "kind_mismatch": declared is not None and declared != inferred and not (
-            declared == "write" and analysis.unsupported),
-        "description": method["doc"].split("\n\n")[0], "params": params,
-        "preconditions": analysis.preconditions, "effects": analysis.effects,
-        "read_set": sorted(analysis.reads), "write_set": write_set,
-        "result_shape": _result_shape(analysis.returns), "helpers": analysis.helpers,
-        "unsupported": analysis.unsupported, "line": method["line"],
-    }
+        kind_mismatch=kind is not None and kind != inferred and not (kind == "write" and bool(analysis.unsupported)),
+        description=method["doc"].split("\n\n")[0], params=params,
+        preconditions=analysis.preconditions, effects=analysis.effects,
+        read_set=sorted(analysis.reads), write_set=write_set,
+        result_shape=_result_shape(analysis.returns), helpers=analysis.helpers,
+        unsupported=analysis.unsupported, line=method["line"],
+    )

@@ -40,6 +40,7 @@ from catalog.jsonable import to_jsonable
 from catalog.models import Outcome
 from catalog.runtime import outcome_of
 from constraints.ir import walk
+from constraints.spec import ConstraintSpec
 from constraints.values import (
     UnmodelledValue,
     decode_state,
@@ -323,7 +324,7 @@ INPLACE_OPS: dict[str, Callable[[Any, Any], Any]] = {
 class Interpreter:
     """Runs one tool of a spec on one state; `run` returns (observation, outcome, delta)."""
 
-    def __init__(self, spec: dict[str, Any], state: dict[str, Any], *, strict_args: bool = True) -> None:
+    def __init__(self, spec: ConstraintSpec, state: dict[str, Any], *, strict_args: bool = True) -> None:
         self.spec = spec
         self.state = state
         self.strict_args = strict_args
@@ -331,7 +332,7 @@ class Interpreter:
         self._last_kwargs: dict[str, Any] = {}
         self._mutable_constants: list[tuple[str, Any, Any]] = []  # (name, value, its encoding at first use)
         self.steps = 0
-        self.tables = {**spec.get("tables", {}), META_TABLE: META_SCHEMA}
+        self.tables = {**spec.tables, META_TABLE: META_SCHEMA}
         self._rows: dict[str, dict[str, Row]] = {}
         self._constants: dict[str, Any] = {}
         self._class_state: dict[str, Any] | None = None
@@ -341,20 +342,20 @@ class Interpreter:
 
     # --- entry point --------------------------------------------------------------------
     def run(self, tool: str, arguments: dict[str, Any]) -> tuple[Any, Outcome, list[DeltaOp]]:
-        if tool not in self.spec["tools"]:
+        if tool not in self.spec.tools:
             raise Abstain(f"unknown tool {tool}")
-        method = self.spec["methods"][tool]
+        method = self.spec.methods[tool]
         if _decorators(method):
             raise Abstain(f"{tool} is decorated")
-        if self.spec["kind"] == "class":
+        if self.spec.kind == "class":
             self.check_class()
-        params = {p["name"]: p for p in self.spec["tools"][tool]["params"]}
+        params = {p.name: p for p in self.spec.tools[tool].params}
         posonly = {p["name"] for p in method["params"] if p.get("posonly")}
-        if set(arguments) - set(params) or any(p["required"] and n not in arguments for n, p in params.items()) \
+        if set(arguments) - set(params) or any(p.required and n not in arguments for n, p in params.items()) \
                 or set(arguments) & posonly:
             raise Abstain("arguments that do not bind (the runtime's message is not modelled)")
         for name, value in arguments.items():  # the runtimes refuse ill-typed arguments the same way
-            annotation = params[name].get("annotation")
+            annotation = params[name].annotation
             if annotation and set(_words(annotation)) & self._module_names():
                 raise Abstain(f"annotation {annotation} names something of the module")
             problem = type_problem(name, annotation, value) if self.strict_args else None
@@ -364,16 +365,16 @@ class Interpreter:
             result = self.call_function(Function(method, SELF), [], dict(arguments))
         except Genuine as raised:
             name = type(raised.error).__name__
-            if not (isinstance(raised.error, ToolError) or name in self.spec["failure_exceptions"]):
+            if not (isinstance(raised.error, ToolError) or name in self.spec.failure_exceptions):
                 raise Abstain(f"the tool raises {name}: {raised.error}") from None
             self.check_constants()
             failure = {"success": False, "error": str(raised.error)}
             # SQL envs roll the call back; a class env keeps what the code wrote before raising.
-            return failure, Outcome.FAILURE, self.class_delta() if self.spec["kind"] == "class" else []
+            return failure, Outcome.FAILURE, self.class_delta() if self.spec.kind == "class" else []
         except RecursionError:
             raise Abstain("recursion too deep") from None
         self.check_constants()
-        if self.spec["kind"] == "sql":
+        if self.spec.kind == "sql":
             observation = self.to_json(result)
             return observation, outcome_of(observation), diff(self.state, self.sql_state())
         observation = self.encode(result)
@@ -381,10 +382,10 @@ class Interpreter:
 
     def check_class(self) -> None:
         """Abstain on class envs whose attribute access or values work beyond what the spec shows."""
-        bases = [b for b in self.spec.get("entry_bases", []) if b != "object"]
-        if bases or self.spec.get("entry_decorators"):
+        bases = [b for b in self.spec.entry_bases if b != "object"]
+        if bases or self.spec.entry_decorators:
             raise Abstain(f"the env class has bases or decorators ({', '.join(bases) or 'decorated'})")
-        hooks = {"__getattr__", "__getattribute__", "__setattr__", "__delattr__"} & set(self.spec["methods"])
+        hooks = {"__getattr__", "__getattribute__", "__setattr__", "__delattr__"} & set(self.spec.methods)
         if hooks:
             raise Abstain(f"the env class defines {', '.join(sorted(hooks))}")
         if _changes_decimal_context(self.spec):
@@ -418,8 +419,8 @@ class Interpreter:
     def _module_names(self) -> set[str]:
         """Names an annotation may use that the module defines (an alias such as `OrderId = int`)."""
         standard = ("typing", "typing_extensions", "collections", "decimal", "datetime", "__future__")
-        imported = {name for name, origin in self.spec["imports"].items() if origin.split(".")[0] not in standard}
-        return set(self.spec["constants"]) | set(self.spec.get("functions", {})) | imported
+        imported = {name for name, origin in self.spec.imports.items() if origin.split(".")[0] not in standard}
+        return set(self.spec.constants) | set(self.spec.functions) | imported
 
     def encode(self, value: Any) -> Any:
         """A class env's value in the state encoding (catalog.codec), as its runtime writes it."""
@@ -637,7 +638,7 @@ class Interpreter:
             raise Abstain("unsupported augmented assignment target")
 
     def inplace(self, op: str, left: Any, right: Any) -> Any:
-        if self.spec["kind"] != "class":
+        if self.spec.kind != "class":
             return self.binary(op, left, right)
         if isinstance(left, (Pred, ColumnRef, Row, ModelRef, Opaque)) or isinstance(right, (Pred, ColumnRef, Row, ModelRef, Opaque)):
             raise Abstain(f"operator {op}= on a modelled object")
@@ -786,24 +787,24 @@ class Interpreter:
             return local[name]
         if name in local.get("<locals>", ()):
             raise Abstain(f"local {name} read before it is bound (UnboundLocalError)")
-        unsure = self.spec.get("unsure_names", ())
+        unsure = self.spec.unsure_names
         if name in self._constants:
             return self._constants[name]
-        if name in self.spec["constants"]:
+        if name in self.spec.constants:
             if name in unsure or "*" in unsure:
                 raise Abstain(f"module-level {name} may be changed by module code")
-            value = self.eval(self.spec["constants"][name], {})
+            value = self.eval(self.spec.constants[name], {})
             self._constants[name] = value
             self._watch(name, value)
             return value
-        if name in self.spec["functions"]:
-            if _decorators(self.spec["functions"][name]) or name in unsure or "*" in unsure:
+        if name in self.spec.functions:
+            if _decorators(self.spec.functions[name]) or name in unsure or "*" in unsure:
                 raise Abstain(f"function {name} is decorated or rebound")
-            return Function(self.spec["functions"][name])
-        if name in self.spec.get("models", {}):
-            return ModelRef(self.spec["models"][name])
-        if name in self.spec["imports"]:
-            origin = self.spec["imports"][name]
+            return Function(self.spec.functions[name])
+        if name in self.spec.models:
+            return ModelRef(self.spec.models[name])
+        if name in self.spec.imports:
+            origin = self.spec.imports[name]
             if origin in KNOWN_IMPORTS:
                 return KNOWN_IMPORTS[origin]
             return Opaque(origin)
@@ -893,10 +894,10 @@ class Interpreter:
 
     # --- the env object ---------------------------------------------------------------------
     def self_method(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        if self.spec["kind"] == "sql" and name in ("get", "select", "add", "delete", "now", "new_id"):
+        if self.spec.kind == "sql" and name in ("get", "select", "add", "delete", "now", "new_id"):
             return getattr(self, f"sql_{name}")(*args, **kwargs)
-        if self.spec["kind"] == "sql" and name in self.spec["methods"]:
-            return self.call_function(Function(self.spec["methods"][name], SELF), args, kwargs)
+        if self.spec.kind == "sql" and name in self.spec.methods:
+            return self.call_function(Function(self.spec.methods[name], SELF), args, kwargs)
         target = self.get_self(name)
         if isinstance(target, Function):
             return self.call_function(target, args, kwargs)
@@ -904,13 +905,13 @@ class Interpreter:
 
     def get_self(self, name: str) -> Any:
         """`self.name` in Python's order: a property, the instance's attribute, a method, a class attribute."""
-        method = self.spec["methods"].get(name)
-        if method is not None and name in self.spec.get("class_constants", {}):
+        method = self.spec.methods.get(name)
+        if method is not None and name in self.spec.class_constants:
             raise Abstain(f"{name} is both a method and a class attribute")
         decorators = _decorators(method) if method is not None else []
         if method is not None and decorators == ["property"]:
             return self.call_function(Function(method, SELF), [], {})
-        if self.spec["kind"] == "class":
+        if self.spec.kind == "class":
             state = self.class_state()
             if name in state:
                 return state[name]
@@ -922,18 +923,18 @@ class Interpreter:
             if decorators == ["staticmethod"]:
                 return Function(method)
             raise Abstain(f"self.{name} is decorated ({', '.join(decorators)})")
-        if name in self.spec.get("class_constants", {}):
-            if name in self.spec.get("unsure_names", ()) or "*" in self.spec.get("unsure_names", ()):
+        if name in self.spec.class_constants:
+            if name in self.spec.unsure_names or "*" in self.spec.unsure_names:
                 raise Abstain(f"class attribute {name} may change")
-            value = self.eval(self.spec["class_constants"][name], {})
+            value = self.eval(self.spec.class_constants[name], {})
             self._watch(f"class attribute {name}", value)
             return value
         raise Abstain(f"self.{name} is not in the state")
 
     def set_self(self, name: str, value: Any) -> None:
-        if self.spec["kind"] != "class" or name.startswith("__") or name.startswith("_envforge"):
+        if self.spec.kind != "class" or name.startswith("__") or name.startswith("_envforge"):
             raise Abstain(f"assignment to self.{name}")
-        if name in self.spec["methods"]:
+        if name in self.spec.methods:
             raise Abstain(f"assignment over method {name}")
         self.class_state()[name] = value
 
@@ -1272,18 +1273,18 @@ _DECIMAL_CONTEXT = {"getcontext", "setcontext", "localcontext", "DefaultContext"
 _CONTEXT_USE: dict[int, tuple[Any, bool]] = {}
 
 
-def _changes_decimal_context(spec: dict[str, Any]) -> bool:
+def _changes_decimal_context(spec: ConstraintSpec) -> bool:
     """Whether module code touches the decimal context (then Decimal results depend on earlier calls)."""
     cached = _CONTEXT_USE.get(id(spec))
     if cached is None or cached[0] is not spec:
         if len(_CONTEXT_USE) > 4096:
             _CONTEXT_USE.clear()
-        names = {n.get("id") for n in walk([spec["methods"], spec["functions"], spec["constants"]])
-                 if n.get("t") == "name"} | {n.get("name") for n in walk([spec["methods"], spec["functions"],
-                                                                        spec["constants"]]) if n.get("t") == "attr"}
-        origins = {spec["imports"][n].split(".")[-1] for n in names if n in spec["imports"]}
+        names = {n.get("id") for n in walk([spec.methods, spec.functions, spec.constants])
+                 if n.get("t") == "name"} | {n.get("name") for n in walk([spec.methods, spec.functions,
+                                                                        spec.constants]) if n.get("t") == "attr"}
+        origins = {spec.imports[n].split(".")[-1] for n in names if n in spec.imports}
         uses = bool((names | origins) & _DECIMAL_CONTEXT) or bool(
-            "*" in spec.get("unsure_names", []) and "decimal" in {o.split(".")[0] for o in spec["imports"].values()})
+            "*" in spec.unsure_names and "decimal" in {o.split(".")[0] for o in spec.imports.values()})
         cached = _CONTEXT_USE[id(spec)] = (spec, uses)
     return cached[1]
 

@@ -4,18 +4,27 @@ It runs the spec's normalized program with constraints.interpreter: guards in or
 effects, on a copy of the state. Where the spec is incomplete for a call (an unsupported
 construct is reached, an unmodelled library is called, SQL semantics would diverge) it
 abstains instead of guessing, so a prediction it does make is meant to be exact.
+
+One simulator serves both uses: bound to a spec it predicts calls (`predict(state, action)`,
+for completeness and soundness runs); given a benchmark item it is catalog.bench's Simulator
+(`predict(item)`, for audits), with the item's spec taken from the one spec cache
+(constraints.extract.shared_spec), so an audit extracts each env module once.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
+from catalog.bench import BenchItem, SimResult
 from catalog.delta import DeltaOp
 from catalog.models import Action, Outcome
+from constraints.extract import ExtractionError, guess_entry, shared_spec
 from constraints.interpreter import Abstain, Interpreter
+from constraints.spec import ConstraintSpec
 
-__all__ = ["Prediction", "SpecSimulator"]
+__all__ = ["Prediction", "SpecSimulator", "item_spec"]
 
 
 @dataclass
@@ -31,21 +40,48 @@ class Prediction:
     hidden_delta: list[DeltaOp] = field(default_factory=list)
 
 
+def item_spec(item: BenchItem) -> ConstraintSpec:
+    """The constraint spec of an item's env module (cached; shared: do not mutate); raises ExtractionError."""
+    entry = item.env_entry or (guess_entry(item.env_code) if item.env_kind == "class" else None)
+    return shared_spec(item.env_code, item.env_kind, entry)
+
+
 class SpecSimulator:
-    """Predicts from a spec alone (no env code is imported or executed)."""
+    """Predicts from a spec alone (no env code is imported or executed); abstains where the spec is incomplete.
+
+    Its agreement with execution measures how complete the extracted specs are, so an
+    abstention is reported as such (never guessed).
+    """
 
     name = "spec"
+    mode = "spec"
 
-    def __init__(self, spec: dict[str, Any], *, strict_args: bool = True) -> None:
+    def __init__(self, spec: ConstraintSpec | None = None, *, strict_args: bool = True) -> None:
+        """`spec`: the env whose calls `predict(state, action)` answers; items bring their own.
+
+        `strict_args`: ill-typed calls are invalid (envforge's runtimes in strict mode); without
+        it they run as Python would run them (imported envs).
+        """
         self.spec = spec
         self.strict_args = strict_args
 
-    def predict(self, state: dict[str, Any], action: Action | dict[str, Any]) -> Prediction:
-        """Predict one call on `state`; never raises for an unmodelled call.
+    @overload
+    def predict(self, state: BenchItem, action: None = None) -> SimResult: ...
+
+    @overload
+    def predict(self, state: dict[str, Any], action: Action | dict[str, Any]) -> Prediction: ...
+
+    def predict(self, state: dict[str, Any] | BenchItem,
+                action: Action | dict[str, Any] | None = None) -> Prediction | SimResult:
+        """Predict one call on `state`, or answer a benchmark item; never raises for an unmodelled call.
 
         A class env's state is in catalog.codec's encoding, with hidden attributes if the
         snapshot has them.
         """
+        if isinstance(state, BenchItem):
+            return self._answer(state)
+        if self.spec is None or action is None:
+            raise TypeError("predict(state, action) needs a simulator made with a spec: SpecSimulator(spec)")
         action = action if isinstance(action, Action) else Action.model_validate(action)
         interpreter = Interpreter(self.spec, state, strict_args=self.strict_args)
         try:
@@ -55,3 +91,17 @@ class SpecSimulator:
         except RecursionError:
             return Prediction(abstained=True, reason="recursion too deep")
         return Prediction(observation, delta, outcome, fired=interpreter.fired, hidden_delta=interpreter.hidden_delta)
+
+    def _answer(self, item: BenchItem) -> SimResult:
+        """Run the spec's program of the item's env for the item's action on the item's state."""
+        t0 = time.monotonic()
+        try:
+            spec = item_spec(item)
+        except ExtractionError as exc:
+            return SimResult(abstained=True, reason=f"no constraint spec: {exc}", seconds=time.monotonic() - t0)
+        prediction = SpecSimulator(spec).predict(item.state, item.action)
+        seconds = time.monotonic() - t0
+        if prediction.abstained:
+            return SimResult(abstained=True, reason=prediction.reason, seconds=seconds)
+        return SimResult(observation=prediction.observation, delta=[op.to_dict() for op in prediction.delta],
+                         seconds=seconds)

@@ -13,6 +13,7 @@ from catalog.models import EnvManifest, Provenance, Quality, ToolDescriptor, Too
 from catalog.plan import Plan
 from catalog.toolschema import parse_docstring
 from constraints.extract import extract_spec
+from constraints.spec import ConstraintSpec, Param
 from synth.blueprint import Blueprint
 from synth.compiler import compile_env, rules_of
 from verifier.intent import plan_from_spec
@@ -38,19 +39,19 @@ def plan_of(bp: Blueprint) -> tuple[Plan, str]:
     return plan, source
 
 
-def _json_schema(param: dict[str, Any], doc: str | None) -> dict[str, Any]:
-    base: dict[str, Any] = {"type": param["json_type"]} if param.get("json_type") else {}
-    schema: dict[str, Any] = {"anyOf": [base, {"type": "null"}]} if param.get("nullable") else base
-    if param.get("enum"):
-        schema = {**schema, "enum": list(param["enum"])}
+def _json_schema(param: Param, doc: str | None) -> dict[str, Any]:
+    base: dict[str, Any] = {"type": param.json_type} if param.json_type else {}
+    schema: dict[str, Any] = {"anyOf": [base, {"type": "null"}]} if param.nullable else base
+    if param.enum:
+        schema = {**schema, "enum": list(param.enum)}
     if doc:
         schema["description"] = doc
-    if not param.get("required", True) and "default" in param:
-        schema["default"] = param["default"]
+    if not param.required and param.default_known:
+        schema["default"] = param.default
     return schema
 
 
-def descriptors(source: str, spec: dict[str, Any]) -> list[ToolDescriptor]:
+def descriptors(source: str, spec: ConstraintSpec) -> list[ToolDescriptor]:
     """OpenAI-style tool descriptors from the spec's parameters and the methods' docstrings."""
     tree = ast.parse(source)
     docs: dict[str, str | None] = {}
@@ -60,17 +61,16 @@ def descriptors(source: str, spec: dict[str, Any]) -> list[ToolDescriptor]:
                 if isinstance(item, ast.FunctionDef):
                     docs[item.name] = ast.get_docstring(item)
     out = []
-    for name, tool in spec["tools"].items():
+    for name, tool in spec.tools.items():
         description, arg_docs = parse_docstring(docs.get(name))
-        properties = {p["name"]: _json_schema(p, arg_docs.get(p["name"])) for p in tool["params"]}
-        required = [p["name"] for p in tool["params"] if p.get("required", True)]
-        kind = tool["declared_kind"] or tool["inferred_kind"]
-        out.append(ToolDescriptor(name=name, kind=ToolKind(kind) if kind else None, description=description,
+        properties = {p.name: _json_schema(p, arg_docs.get(p.name)) for p in tool.params}
+        required = [p.name for p in tool.params if p.required]
+        out.append(ToolDescriptor(name=name, kind=ToolKind(tool.kind), description=description,
                                   parameters={"type": "object", "properties": properties, "required": required}))
     return out
 
 
-def manifest_of(bp: Blueprint, source: str, spec: dict[str, Any], *, provenance: Provenance,
+def manifest_of(bp: Blueprint, source: str, spec: ConstraintSpec, *, provenance: Provenance,
                 quality: Quality | None = None) -> EnvManifest:
     """The manifest of a synthesized env (states and content hash are filled in by the catalog)."""
     return EnvManifest(id=bp.env_id, name=bp.name, kind="sql", entry=entry_of(source), topic=bp.topic,

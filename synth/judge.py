@@ -17,6 +17,7 @@ from typing import Any
 from catalog.models import Action
 from catalog.store import EnvHandle
 from constraints.completeness import candidates
+from constraints.spec import Param
 from synth.llm import LLMClient, LLMError, load_registry
 from verifier.sandbox import Job, SandboxPool
 
@@ -54,7 +55,9 @@ class RuleJudge:
                 for name, schema in properties.items():
                     kind = schema.get("type") or next((s.get("type") for s in schema.get("anyOf", [])
                                                        if s.get("type") != "null"), None)
-                    pool = candidates({"name": name, "json_type": kind, "enum": schema.get("enum")}, state)
+                    param = Param(name=name, annotation=None, json_type=kind, required=True, nullable=False,
+                                  enum=schema.get("enum"))
+                    pool = candidates(param, state)
                     if pool:
                         arguments[name] = pool[0] if index == 0 else rng.choice(pool)
                 actions.append(Action(name=tool.name, arguments=arguments))

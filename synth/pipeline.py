@@ -338,10 +338,10 @@ def _static_problems(ctx: Context, state: SlotState, source: str) -> list[str]:
         spec = extract_spec(source, "sql", entry)
     except ExtractionError as exc:
         return [*problems, f"constraint extraction failed: {exc}"]
-    for name, tool in spec["tools"].items():
-        if tool["kind_mismatch"]:
-            problems.append(f"tool {name}: declared {tool['declared_kind']} but the code is {tool['inferred_kind']}")
-    missing = set(state["plan"]["tools"]) - set(spec["tools"])
+    for name, tool in spec.tools.items():
+        if tool.kind_mismatch:
+            problems.append(f"tool {name}: declared {tool.declared_kind} but the code is {tool.inferred_kind}")
+    missing = set(state["plan"]["tools"]) - set(spec.tools)
     if missing:
         problems.append(f"tools of the plan missing from the code: {sorted(missing)}")
     problems += [f"against the plan: {f}" for f in static_mismatches(Plan.model_validate(state["plan"]), spec)[:5]]

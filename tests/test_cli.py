@@ -119,6 +119,34 @@ def test_constraints_spec_and_completeness(tmp_path):
     assert data["wrong"] == 0
 
 
+# A planted simulator bug (as mutation testing plants bugs): the real completeness run executes the
+# real env, and the spec-only simulator's observations of `get_product` come back altered.
+_PLANTED_WRONG = """
+import sys
+import cli
+from constraints.interpreter import Interpreter
+real_run = Interpreter.run
+def planted(self, tool, arguments):
+    observation, outcome, delta = real_run(self, tool, arguments)
+    return ({"planted": observation} if tool == "get_product" else observation), outcome, delta
+Interpreter.run = planted
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_completeness_exits_4_when_the_simulator_is_wrong(tmp_path, as_json):
+    command = [sys.executable, "-c", _PLANTED_WRONG, "constraints", "--completeness", "--env", "store",
+               *(["--json"] if as_json else []), "--catalog", str(tmp_path)]
+    out = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 4, out.stderr
+    if as_json:
+        report = json.loads(out.stdout)  # the report is still printed in full
+        assert report["wrong"] > 0 and report["wrong_examples"][0]["action"]["name"] == "get_product"
+    else:
+        assert "store" in out.stdout
+
+
 def test_import_command(tmp_path):
     fixture = ROOT / "tests" / "fixtures" / "external" / "bookshop"
     out = run("import", str(fixture / "bookshop_env.py"), "--config", str(fixture / "shop_config.json"),

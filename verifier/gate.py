@@ -42,7 +42,7 @@ def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = 120, see
         checks = [CheckResult("constraint_spec_extracts", False, None, str(exc))]
     else:
         checks = [CheckResult("constraint_spec_extracts", True)]
-        mismatches = [t["name"] for t in spec["tools"].values() if t["kind_mismatch"]]
+        mismatches = [t.name for t in spec.tools.values() if t.kind_mismatch]
         checks.append(CheckResult("declared_kind_matches_code", not mismatches,
                                   {"tools": mismatches} if mismatches else None))
         plan = load_plan(handle.path)

@@ -16,31 +16,27 @@ from typing import Any
 from catalog.jsonable import json_equal
 from catalog.plan import Plan, PlanEffect, PlanEntity, PlanRule, PlanTool
 from constraints.simulate import SpecSimulator
-
-PROGRAM_KEYS = ("kind", "entry", "imports", "constants", "functions", "tables", "models", "class_constants",
-                "methods", "failure_exceptions", "state_attributes")
+from constraints.spec import ConstraintSpec
 
 
-def plan_from_spec(spec: dict[str, Any], env_id: str, source: str) -> Plan:
+def plan_from_spec(spec: ConstraintSpec, env_id: str, source: str) -> Plan:
     """Capture a plan from the spec of reviewed code (how the reference envs got theirs)."""
     entities = {name: PlanEntity(key=table["pk"], fields={c: info["kind"] for c, info in table["columns"].items()})
-                for name, table in spec["tables"].items()}
+                for name, table in spec.tables.items()}
     rules: dict[str, PlanRule] = {}
     tools: dict[str, PlanTool] = {}
-    for name, tool in spec["tools"].items():
+    for name, tool in spec.tools.items():
         ids = []
-        for guard in tool["preconditions"]:
-            owner = guard["via"] or name
-            rule_id = f"{owner}:{guard['line']}"
-            rules[rule_id] = PlanRule(id=rule_id, tool=owner, when=guard["condition"]["normalized"],
-                                      when_source=guard["condition"]["source"], message=guard["message"]["template"])
+        for guard in tool.preconditions:
+            owner, line = guard.place(name)
+            rule_id = f"{owner}:{line}"
+            rules[rule_id] = PlanRule(id=rule_id, tool=owner, when=guard.condition.normalized,
+                                      when_source=guard.condition.source, message=guard.message.template)
             ids.append(rule_id)
-        effects = [PlanEffect(op=e["op"], path=e["path"], value=(e["value"] or {}).get("source")) for e in tool["effects"]]
-        tools[name] = PlanTool(kind=tool["declared_kind"] or tool["inferred_kind"], params=tool["params"],
-                               preconditions=ids, effects=effects)
-    program = {key: spec[key] for key in PROGRAM_KEYS if key in spec}
-    program["tools"] = {name: {"params": t["params"]} for name, t in spec["tools"].items()}
-    return Plan(env_id=env_id, kind=spec["kind"], entities=entities, rules=rules, tools=tools, program=program,
+        effects = [PlanEffect(op=e.op, path=e.path, value=e.value.source if e.value else None) for e in tool.effects]
+        tools[name] = PlanTool(kind=tool.kind, params=[p.to_dict() for p in tool.params], preconditions=ids,
+                               effects=effects)
+    return Plan(env_id=env_id, kind=spec.kind, entities=entities, rules=rules, tools=tools, program=spec.program(),
                 source=source)
 
 
@@ -58,16 +54,16 @@ def write_plan(folder: Path, plan: Plan) -> None:
     (folder / "plan.json").write_text(text, encoding="utf-8")
 
 
-def static_mismatches(plan: Plan, spec: dict[str, Any]) -> list[str]:
+def static_mismatches(plan: Plan, spec: ConstraintSpec) -> list[str]:
     """Where the code's guards and writes differ from the plan's, as readable findings."""
     findings: list[str] = []
     for name, planned in plan.tools.items():
-        tool = spec["tools"].get(name)
+        tool = spec.tools.get(name)
         if tool is None:
             findings.append(f"{name}: planned tool is missing from the code")
             continue
         expected = [(plan.rules[r].when_source, plan.rules[r].message) for r in planned.preconditions]
-        actual = [(g["condition"]["source"], g["message"]["template"]) for g in tool["preconditions"]]
+        actual = [(g.condition.source, g.message.template) for g in tool.preconditions]
         if expected != actual:
             for index, (want, got) in enumerate(zip(expected + [None] * len(actual), actual + [None] * len(expected),
                                                     strict=False)):
@@ -75,14 +71,14 @@ def static_mismatches(plan: Plan, spec: dict[str, Any]) -> list[str]:
                     findings.append(f"{name}: guard #{index + 1} planned {_guard(want)} but the code has {_guard(got)}")
                     break
         planned_effects = Counter((e.op, tuple(e.path), e.value) for e in planned.effects)
-        actual_effects = Counter((e["op"], tuple(e["path"]), (e["value"] or {}).get("source")) for e in tool["effects"])
+        actual_effects = Counter((e.op, tuple(e.path), e.value.source if e.value else None) for e in tool.effects)
         for missing in planned_effects - actual_effects:
             findings.append(f"{name}: planned effect {missing[0]} {'/'.join(missing[1])} = {missing[2]} is not in the code")
         for extra in actual_effects - planned_effects:
             findings.append(f"{name}: unplanned effect {extra[0]} {'/'.join(extra[1])} = {extra[2]}")
-        if planned.kind and (tool["declared_kind"] or tool["inferred_kind"]) != planned.kind:
+        if planned.kind and tool.kind != planned.kind:
             findings.append(f"{name}: planned as a {planned.kind} tool")
-    for name in spec["tools"]:
+    for name in spec.tools:
         if name not in plan.tools:
             findings.append(f"{name}: tool is not in the plan")
     return findings
@@ -98,7 +94,7 @@ class PlanSimulator(SpecSimulator):
     name = "plan"
 
     def __init__(self, plan: Plan) -> None:
-        super().__init__({**plan.program, "tools": plan.program.get("tools", {})})
+        super().__init__(ConstraintSpec.from_dict(plan.program))
 
 
 def disagreement(prediction: Any, call: Any) -> str | None:

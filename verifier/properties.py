@@ -21,6 +21,7 @@ from catalog.models import Action
 from catalog.plan import Plan
 from catalog.store import EnvHandle
 from constraints.completeness import CandidateCache, CompletenessRun
+from constraints.spec import ConstraintSpec, Param, ToolSpec
 from verifier.executor import SandboxExecutor
 from verifier.intent import PlanSimulator, disagreement
 from verifier.sandbox import Job, JobResult, SandboxPool
@@ -54,8 +55,8 @@ class CheckResult:
                 "detail": self.detail}
 
 
-def _boundary(param: dict[str, Any]) -> st.SearchStrategy[Any]:
-    kind = param.get("json_type")
+def _boundary(param: Param) -> st.SearchStrategy[Any]:
+    kind = param.json_type
     if kind == "string":
         return st.one_of(st.sampled_from(["", " ", "unknown-id", "x" * 300]), st.text(max_size=6))
     if kind == "integer":
@@ -76,7 +77,7 @@ def _pattern(path: list[str]) -> list[re.Pattern[str]]:
 class PropertySuite:
     """The generic properties of one env, checked against a sandbox pool."""
 
-    def __init__(self, handle: EnvHandle, spec: dict[str, Any], pool: SandboxPool, *, examples: int = 120,
+    def __init__(self, handle: EnvHandle, spec: ConstraintSpec, pool: SandboxPool, *, examples: int = 120,
                  seed: int = 0, effort: float = 1.0) -> None:
         """`effort` scales the guard-directed searches (1.0 for `verify`; synthesis gates use less)."""
         self.handle, self.spec, self.pool = handle, spec, pool
@@ -86,22 +87,22 @@ class PropertySuite:
         self.executor = SandboxExecutor(handle, pool)
         self.candidates = CandidateCache()
         self._cache: dict[str, JobResult] = {}
-        self._write_patterns = {name: self._patterns(tool) for name, tool in spec["tools"].items()}
+        self._write_patterns = {name: self._patterns(tool) for name, tool in spec.tools.items()}
 
     # --- generation -------------------------------------------------------------------------
     def _action(self, state: dict[str, Any]) -> st.SearchStrategy[Action]:
-        tools = sorted(self.spec["tools"])
+        tools = sorted(self.spec.tools)
 
         @st.composite
         def build(draw: Any) -> Action:
             tool = draw(st.sampled_from(tools))
             arguments: dict[str, Any] = {}
-            for param in self.spec["tools"][tool]["params"]:
-                if not param["required"] and draw(st.booleans()):
+            for param in self.spec.tools[tool].params:
+                if not param.required and draw(st.booleans()):
                     continue
                 options, from_state = self.candidates.get(param, state)
                 realistic = st.sampled_from(from_state)
-                arguments[param["name"]] = draw(st.one_of(realistic, realistic, realistic, st.sampled_from(options),
+                arguments[param.name] = draw(st.one_of(realistic, realistic, realistic, st.sampled_from(options),
                                                           _boundary(param)))
             return Action(name=tool, arguments=arguments)
 
@@ -152,12 +153,12 @@ class PropertySuite:
             return None
         return self.search("failure_changes_nothing", violated)
 
-    def _patterns(self, tool: dict[str, Any]) -> list[list[re.Pattern[str]]] | None:
+    def _patterns(self, tool: ToolSpec) -> list[list[re.Pattern[str]]] | None:
         patterns = []
-        for effect in tool["effects"]:
-            if effect.get("unfollowed"):
+        for effect in tool.effects:
+            if effect.unfollowed:
                 return None  # the write set is not fully known
-            patterns.append(_pattern(effect["path"]))
+            patterns.append(_pattern(effect.path))
         return patterns
 
     def _allowed(self, tool: str, path: list[str]) -> bool:
@@ -175,12 +176,12 @@ class PropertySuite:
             for action, call in zip(seq[1], self.run(seq).calls, strict=False):
                 for op in call.delta:
                     if not self._allowed(action.name, op["path"]):
-                        return f"{action.name} wrote {op['path']} outside its write set {self.spec['tools'][action.name]['write_set']}"
+                        return f"{action.name} wrote {op['path']} outside its write set {self.spec.tools[action.name].write_set}"
             return None
         return self.search("writes_inside_write_set", violated)
 
     def check_read_tools_write_nothing(self) -> CheckResult:
-        readers = {n for n, t in self.spec["tools"].items() if (t["declared_kind"] or t["inferred_kind"]) == "read"}
+        readers = {n for n, t in self.spec.tools.items() if t.kind == "read"}
 
         def violated(seq: Sequence) -> str | None:
             for action, call in zip(seq[1], self.run(seq).calls, strict=False):
@@ -199,9 +200,9 @@ class PropertySuite:
         return self.search("deterministic", violated)
 
     def schema_problem(self, state: dict[str, Any] | None) -> str | None:
-        if not state or self.spec["kind"] != "sql":
+        if not state or self.spec.kind != "sql":
             return None
-        for table, schema in self.spec["tables"].items():
+        for table, schema in self.spec.tables.items():
             rows = state.get(table, {})
             for name, column in schema["columns"].items():
                 values = [r.get(name) for r in rows.values()]
@@ -219,7 +220,7 @@ class PropertySuite:
         return None
 
     def check_schema_constraints(self) -> CheckResult:
-        if self.spec["kind"] != "sql":
+        if self.spec.kind != "sql":
             return CheckResult("schema_constraints_hold", True, detail="class-based env: no declared schema")
 
         def violated(seq: Sequence) -> str | None:

@@ -46,6 +46,7 @@ from catalog.models import Action, Outcome, Strata
 from catalog.store import Catalog, CatalogError, EnvHandle
 from constraints.completeness import CompletenessRun
 from constraints.extract import extract_spec
+from constraints.spec import ConstraintSpec, ToolSpec
 from verifier.sandbox import Job, JobResult, SandboxPool
 
 __all__ = ["BUCKETS", "Composition", "CompositionError", "ExportResult", "bucket_of", "export_samples",
@@ -200,12 +201,12 @@ class _Node:
     expansions: int = 0
 
 
-def _potential(tool: dict[str, Any]) -> int:
+def _potential(tool: ToolSpec) -> int:
     """How many state paths a tool can change at most, by its spec (distinct effect paths, or a loop)."""
-    effects = [e for e in tool.get("effects", []) if not e.get("unfollowed")]
-    if any(e.get("in_loop") for e in effects):
+    effects = [e for e in tool.effects if not e.unfollowed]
+    if any(e.in_loop for e in effects):
         return LOOP_POTENTIAL
-    return len({tuple(e.get("path", ())) for e in effects})
+    return len({tuple(e.path) for e in effects})
 
 
 def _derived_seed(seed: int, env_id: str) -> int:
@@ -222,16 +223,16 @@ class _EnvSearch:
     MAX_NODES = 60
     MAX_PER_BUCKET = 60
 
-    def __init__(self, handle: EnvHandle, spec: dict[str, Any], seed: int) -> None:
+    def __init__(self, handle: EnvHandle, spec: ConstraintSpec, seed: int) -> None:
         self.handle = handle
         self.id = handle.id
         self.run = _Calls(handle, spec, _derived_seed(seed, handle.id))
         self.rng = self.run.rng
-        self.tools = sorted(self.run.spec["tools"])
-        self.write = {t: self.run.spec["tools"][t].get("inferred_kind") == "write"
-                      or self.run.spec["tools"][t].get("declared_kind") == "write" for t in self.tools}
-        self.params = {t: len(self.run.spec["tools"][t]["params"]) for t in self.tools}
-        self.reach = {t: _potential(self.run.spec["tools"][t]) for t in self.tools}
+        tools = self.run.spec.tools
+        self.tools = sorted(tools)
+        self.write = {t: "write" in (tools[t].inferred_kind, tools[t].declared_kind) for t in self.tools}
+        self.params = {t: len(tools[t].params) for t in self.tools}
+        self.reach = {t: _potential(tools[t]) for t in self.tools}
         self.initial: dict[str, dict[str, Any]] = {}
         self.nodes: list[_Node] = []
         self.node_keys: set[str] = set()
@@ -360,11 +361,11 @@ class _Calls(CompletenessRun):
     CPU time), and handed in; only `arguments()` is used, so nothing runs env code here.
     """
 
-    def __init__(self, handle: EnvHandle, spec: dict[str, Any], seed: int) -> None:
+    def __init__(self, handle: EnvHandle, spec: ConstraintSpec, seed: int) -> None:
         super().__init__(handle, seed=seed, spec=spec)
 
 
-def _extract(args: list[Any]) -> dict[str, Any] | str:
+def _extract(args: list[Any]) -> ConstraintSpec | str:
     """A spec, or the reason it cannot be extracted (parsing only: no env code runs)."""
     source, kind, entry, failure_exceptions = args
     try:
@@ -376,12 +377,13 @@ def _extract(args: list[Any]) -> dict[str, Any] | str:
 def _spec_worker() -> None:
     """A spec-extraction process: JSON `[source, kind, entry, failure_exceptions]` lines in, spec lines out."""
     for line in sys.stdin:
-        sys.stdout.write(json.dumps(_extract(json.loads(line))) + "\n")
+        spec = _extract(json.loads(line))
+        sys.stdout.write(json.dumps(spec if isinstance(spec, str) else spec.to_dict()) + "\n")
         sys.stdout.flush()
 
 
 def _extract_all(handles: list[EnvHandle], workers: int, progress: ProgressFn, *,
-                 min_parallel: int = 16) -> list[dict[str, Any] | str]:
+                 min_parallel: int = 16) -> list[ConstraintSpec | str]:
     """Specs of all envs, in order; in `workers` child processes when there are enough envs to pay for them.
 
     Plain subprocesses rather than multiprocessing: spawn would re-run the caller's main module
@@ -389,7 +391,7 @@ def _extract_all(handles: list[EnvHandle], workers: int, progress: ProgressFn, *
     extracted here instead.
     """
     args = [[h.source(), h.manifest.kind, h.manifest.entry, list(h.manifest.failure_exceptions)] for h in handles]
-    specs: list[dict[str, Any] | str | None] = [None] * len(args)
+    specs: list[ConstraintSpec | str | None] = [None] * len(args)
     if workers > 1 and len(args) >= max(min_parallel, 2):
         lanes = [list(range(k, len(args), workers)) for k in range(workers)]
         threads = [threading.Thread(target=_extract_lane, args=(lane, args, specs), daemon=True) for lane in lanes]
@@ -406,7 +408,7 @@ def _extract_all(handles: list[EnvHandle], workers: int, progress: ProgressFn, *
     return [s if s is not None else "spec extraction failed" for s in specs]
 
 
-def _extract_lane(lane: list[int], args: list[list[Any]], specs: list[dict[str, Any] | str | None]) -> None:
+def _extract_lane(lane: list[int], args: list[list[Any]], specs: list[ConstraintSpec | str | None]) -> None:
     process = subprocess.Popen([sys.executable, "-c", "from verifier.samples import _spec_worker; _spec_worker()"],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                cwd=str(Path(__file__).resolve().parents[1]), text=True, encoding="utf-8")
@@ -424,7 +426,8 @@ def _extract_lane(lane: list[int], args: list[list[Any]], specs: list[dict[str, 
     writer.start()
     try:
         for index, line in zip(lane, process.stdout, strict=False):
-            specs[index] = json.loads(line)
+            answer = json.loads(line)
+            specs[index] = answer if isinstance(answer, str) else ConstraintSpec.from_dict(answer)
     except ValueError:
         pass
     finally:

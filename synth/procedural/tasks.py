@@ -17,6 +17,7 @@ from catalog.models import Action, Outcome
 from catalog.plan import Plan
 from catalog.tasks import Task
 from constraints.completeness import candidates
+from constraints.spec import Param
 from synth.blueprint import Blueprint, ToolRecipe
 from verifier.intent import PlanSimulator
 
@@ -101,7 +102,7 @@ def make_tasks(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], *, 
 def _solvable(tool: str, params: list[dict[str, Any]], state: dict[str, Any], simulator: PlanSimulator,
               rng: random.Random, tries: int = 40) -> tuple[Action, list[dict[str, Any]]] | None:
     """An action the plan says succeeds with a non-empty change, by sampling typed candidates."""
-    pools = {p["name"]: candidates(p, state)[:12] or [None] for p in params}
+    pools = {p.name: candidates(p, state)[:12] or [None] for p in map(Param.from_dict, params)}
     for _ in range(tries):
         arguments = {name: rng.choice(pool) for name, pool in pools.items()}
         arguments = {k: v for k, v in arguments.items() if v is not None}

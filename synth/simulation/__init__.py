@@ -2,8 +2,8 @@
 
 All implement catalog.bench's Simulator protocol (`name`, `mode`, `predict(item) -> SimResult`),
 so the audit in verifier/ can run any of them without importing synth:
-- `SpecSim` ("spec"): the spec-only simulator of constraints/, abstaining where the spec is
-  incomplete;
+- "spec": constraints.simulate.SpecSimulator, the spec-only simulator, abstaining where the
+  spec is incomplete (it lives in constraints/; the registry here only names it);
 - `LLMSim`: a registry model in `plain` (EnvSimBench-style) or `constrained` prompt mode, the
   latter validated against the constraint spec and re-asked or projected on violations.
 
@@ -18,27 +18,27 @@ from contextlib import contextmanager
 from typing import Any
 
 from catalog.bench import Simulator
+from constraints.simulate import SpecSimulator
 from synth.llm import LLMClient, Registry, load_registry, open_client
 from synth.simulation.llm_sim import MODES, POLICIES, LLMSim
 from synth.simulation.prompts import constrained_messages, plain_messages, read_slice, resolve_dotted
-from synth.simulation.spec_sim import SpecSim, item_spec
 from synth.simulation.validate import Check, check_answer
 
-__all__ = ["Check", "LLMSim", "MODES", "POLICIES", "SpecSim", "check_answer", "constrained_messages",
-           "item_spec", "make_simulator", "open_simulator", "plain_messages", "read_slice", "resolve_dotted"]
+__all__ = ["Check", "LLMSim", "MODES", "POLICIES", "check_answer", "constrained_messages", "make_simulator",
+           "open_simulator", "plain_messages", "read_slice", "resolve_dotted"]
 
 
 def make_simulator(name: str, mode: str = "plain", on_violation: str = "reask", *, base_url: str | None = None,
                    client: LLMClient | None = None, max_tokens: int | None = None, seed: int = 0,
                    registry: Registry | None = None) -> Simulator:
-    """"spec" -> SpecSim; any other name is a registry model -> LLMSim.
+    """"spec" -> the spec-only SpecSimulator; any other name is a registry model -> LLMSim.
 
     An embedded model has no fixed address: pass the `base_url` of its running server (or use
     `open_simulator`), else EndpointUnreachable says so. Unknown names raise UnknownModel listing
     the known ones; a bad mode or policy raises ValueError.
     """
     if name == "spec":
-        return SpecSim()
+        return SpecSimulator()
     return LLMSim(name, mode, on_violation, client=client, base_url=base_url, max_tokens=max_tokens, seed=seed,
                   registry=registry)
 
@@ -52,7 +52,7 @@ def open_simulator(name: str, mode: str = "plain", on_violation: str = "reask", 
     `client_options` go to LLMClient (timeout, attempts, ...).
     """
     if name == "spec":
-        yield SpecSim()
+        yield SpecSimulator()
         return
     if mode not in MODES or on_violation not in POLICIES:
         raise ValueError(f"unknown mode {mode!r} or violation policy {on_violation!r}; "

@@ -16,6 +16,7 @@ from typing import Any
 
 from catalog.bench import BenchItem, SimResult
 from constraints.extract import ExtractionError
+from constraints.simulate import item_spec
 from synth.llm import (
     CallRecord,
     EndpointUnreachable,
@@ -36,7 +37,6 @@ from synth.simulation.prompts import (
     plain_messages,
     plain_ops,
 )
-from synth.simulation.spec_sim import item_spec
 from synth.simulation.validate import Check, check_answer
 from verifier.metrics import parse_observation
 
@@ -148,7 +148,7 @@ class LLMSim:
         except ExtractionError as exc:
             return usage.result(abstained=True, reason=f"no constraint spec: {exc}")
         tool = item.action.name
-        if tool not in spec["tools"]:
+        if tool not in spec.tools:
             return usage.result(abstained=True, reason=f"tool {tool!r} is not in the constraint spec")
         messages = constrained_messages(item, spec)
         schema = constrained_schema(spec, tool)

@@ -26,6 +26,7 @@ from typing import Any
 
 from catalog.bench import BenchItem
 from constraints.ir import render, walk
+from constraints.spec import ConstraintSpec
 
 __all__ = [
     "PLAIN_SCHEMA", "constrained_messages", "constrained_schema", "plain_messages", "read_slice",
@@ -127,9 +128,9 @@ def plain_ops(changes: list[dict[str, Any]], state: dict[str, Any]) -> list[dict
 # --- constrained mode: the tool's source --------------------------------------------------------
 
 
-def tool_names_with_helpers(spec: dict[str, Any], tool: str) -> list[str]:
+def tool_names_with_helpers(spec: ConstraintSpec, tool: str) -> list[str]:
     """The tool and every method it reaches through `self.<method>(...)` calls, transitively."""
-    methods = spec.get("methods", {})
+    methods = spec.methods
     seen = [tool]
     queue = [tool]
     while queue:
@@ -190,38 +191,37 @@ def used_constants(code: str, entry: str, source: str, limit: int = 200) -> list
 # --- constrained mode: the spec entry -----------------------------------------------------------
 
 
-def spec_entry(spec: dict[str, Any], tool: str) -> dict[str, Any]:
+def spec_entry(spec: ConstraintSpec, tool: str) -> dict[str, Any]:
     """The tool's constraint spec in a compact form for the prompt (Python-like strings, no IR)."""
-    entry = spec["tools"][tool]
+    entry = spec.tools[tool]
     params = []
-    for p in entry.get("params", []):
-        text = f"{p['name']}: {p.get('annotation') or 'Any'}"
-        if not p.get("required", True):
-            text += f" = {p.get('default')!r}"
+    for p in entry.params:
+        text = f"{p.name}: {p.annotation or 'Any'}"
+        if not p.required:
+            text += f" = {p.default!r}"
         params.append(text)
     preconditions = []
-    for guard in entry.get("preconditions", []):
-        condition = (guard.get("condition") or {}).get("source", "?")
-        message = (guard.get("message") or {}).get("template")
-        exit_kind = "fail" if guard.get("exit") == "return" else guard.get("exit") or "fail"
+    for guard in entry.preconditions:
+        condition = guard.condition.source
+        message = guard.message.template
+        exit_kind = "fail" if guard.exit == "return" else guard.exit
         preconditions.append(f"if {condition}: {exit_kind} {message!r}" if message else f"if {condition}: {exit_kind}")
     effects = []
-    for effect in entry.get("effects", []):
-        text = f"{effect['op']} {'/'.join(effect['path'])}"
-        value = (effect.get("value") or {}).get("source")
-        if value is not None and effect["op"] != "delete":
-            text += f" = {value}"
+    for effect in entry.effects:
+        text = f"{effect.op} {'/'.join(effect.path)}"
+        if effect.value is not None and effect.op != "delete":
+            text += f" = {effect.value.source}"
         effects.append(text)
-    return {"description": entry.get("description", ""), "params": params, "preconditions": preconditions,
-            "effects": effects, "read_set": entry.get("read_set", []), "write_set": entry.get("write_set", []),
-            "result_shape": {k: v for k, v in (entry.get("result_shape") or {}).items() if v}}
+    return {"description": entry.description, "params": params, "preconditions": preconditions,
+            "effects": effects, "read_set": entry.read_set, "write_set": entry.write_set,
+            "result_shape": {k: v for k, v in entry.result_shape.to_dict().items() if v}}
 
 
-def created_tables(spec: dict[str, Any], tool: str) -> list[str]:
+def created_tables(spec: ConstraintSpec, tool: str) -> list[str]:
     """Column lists of the SQL tables the tool may add records to, so new records come out whole."""
-    tables = spec.get("tables", {}) if spec.get("kind") == "sql" else {}
+    tables = spec.tables if spec.kind == "sql" else {}
     out = []
-    for name in spec["tools"][tool].get("write_set", []):
+    for name in spec.tools[tool].write_set:
         if name not in tables:
             continue
         columns = []
@@ -236,9 +236,9 @@ def created_tables(spec: dict[str, Any], tool: str) -> list[str]:
     return out
 
 
-def constrained_schema(spec: dict[str, Any], tool: str) -> dict[str, Any]:
+def constrained_schema(spec: ConstraintSpec, tool: str) -> dict[str, Any]:
     """`{observation, delta}`; the observation is typed as the result dict when the spec knows its keys."""
-    shape = spec["tools"][tool].get("result_shape") or {}
+    shape = spec.tools[tool].result_shape.to_dict()
     keys = sorted({k for v in shape.values() for k in (v or [])})
     observation: dict[str, Any] = {}
     if keys and not shape.get("other"):
@@ -356,18 +356,18 @@ def _bindings(body: Any) -> tuple[dict[str, Any], set[str]]:
 class _Resolver:
     """Evaluates key expressions from the call's arguments and records read by key (one hop deep)."""
 
-    def __init__(self, spec: dict[str, Any], tool: str, arguments: dict[str, Any], state: dict[str, Any]) -> None:
+    def __init__(self, spec: ConstraintSpec, tool: str, arguments: dict[str, Any], state: dict[str, Any]) -> None:
         self.spec, self.state = spec, state
-        method = spec["methods"][tool]
+        method = spec.methods[tool]
         self.bound, rebound = _bindings(method.get("body", []))
         self.params: dict[str, Any] = {}
-        for p in spec["tools"][tool].get("params", []):
-            if p["name"] in arguments:
-                self.params[p["name"]] = arguments[p["name"]]
-            elif not p.get("required", True):
-                self.params[p["name"]] = p.get("default")
+        for p in spec.tools[tool].params:
+            if p.name in arguments:
+                self.params[p.name] = arguments[p.name]
+            elif not p.required:
+                self.params[p.name] = p.default
         self.params = {k: v for k, v in self.params.items() if k not in rebound}
-        self.attributes = set(spec.get("state_attributes", []))
+        self.attributes = set(spec.state_attributes)
 
     def value(self, node: Any, depth: int = 0) -> Any:
         """The value of a key expression, or _MISSING when it cannot be known statically."""
@@ -393,7 +393,7 @@ class _Resolver:
         """The record a keyed read (`self.get(M, k)`, `self.c[k]`, `self.c.get(k)`) returns, None if absent."""
         if not isinstance(node, dict):
             return _MISSING
-        models = self.spec.get("models", {})
+        models = self.spec.models
         collection, key = None, None
         if node.get("t") == "call":
             fn, args = node.get("fn") or {}, node.get("args") or []
@@ -413,7 +413,7 @@ class _Resolver:
         return table.get(str(value)) if isinstance(table, dict) and value is not None else None
 
 
-def read_slice(state: dict[str, Any], spec: dict[str, Any], tool: str,
+def read_slice(state: dict[str, Any], spec: ConstraintSpec, tool: str,
                arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The part of `state` the tool reads for these arguments, and the keys it reads that are absent.
 
@@ -422,11 +422,11 @@ def read_slice(state: dict[str, Any], spec: dict[str, Any], tool: str,
     reaches it only by resolvable keys. A collection whose only reads are fields of records the
     tool creates itself is left out.
     """
-    entry = spec["tools"][tool]
+    entry = spec.tools[tool]
     whole_entries: set[str] = set()
     named: dict[str, list[str]] = {}
     mentioned: list[str] = []
-    for item in entry.get("read_set", []):
+    for item in entry.read_set:
         collection, _, rest = item.partition(".")
         if collection not in state:
             continue
@@ -437,16 +437,16 @@ def read_slice(state: dict[str, Any], spec: dict[str, Any], tool: str,
         elif isinstance(state[collection], dict) and rest in state[collection]:
             named.setdefault(collection, []).append(rest)
 
-    models = spec.get("models", {}) if spec.get("kind") == "sql" else {}
-    attributes = set(spec.get("state_attributes", [])) if spec.get("kind") == "class" else set()
+    models = spec.models if spec.kind == "sql" else {}
+    attributes = set(spec.state_attributes) if spec.kind == "class" else set()
     access = _Access()
     names = tool_names_with_helpers(spec, tool)
     # Only the tool's own body is resolved from the arguments; a construct the IR does not model
     # might bind names unseen, so then nothing is narrowed.
     opaque = any(n.get("t") == "unsupported" or n.get("s") == "unsupported"
-                 for n in walk(spec["methods"].get(tool, {}).get("body", [])))
+                 for n in walk(spec.methods.get(tool, {}).get("body", [])))
     for name in names:
-        body = spec["methods"].get(name, {}).get("body", [])
+        body = spec.methods.get(name, {}).get("body", [])
         _scan(body, access, models, attributes, resolvable=name == tool and not opaque)
     resolver = _Resolver(spec, tool, arguments, state)
     keys: dict[str, list[str]] = {}
@@ -494,12 +494,12 @@ _SQL_NOTES = (
 _CLASS_NOTES = " The state is the instance's attributes: self.<name> is state[<name>]."
 
 
-def constrained_messages(item: BenchItem, spec: dict[str, Any]) -> list[Message]:
+def constrained_messages(item: BenchItem, spec: ConstraintSpec) -> list[Message]:
     """Env doc, the tool's source and spec entry, the state slice it reads, and the call."""
     tool = item.action.name
     names = tool_names_with_helpers(spec, tool)
-    source = tool_source(item.env_code, spec["entry"], names)
-    constants = used_constants(item.env_code, spec["entry"], source)
+    source = tool_source(item.env_code, spec.entry, names)
+    constants = used_constants(item.env_code, spec.entry, source)
     state, absent = read_slice(item.state, spec, tool, item.action.arguments)
     parts = []
     if item.env_doc.strip():

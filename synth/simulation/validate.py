@@ -25,6 +25,7 @@ from catalog.envkit import META_TABLE
 from catalog.models import Outcome
 from catalog.runtime import outcome_of
 from constraints.interpreter import META_SCHEMA
+from constraints.spec import ConstraintSpec
 from verifier.metrics import DeltaFormatError, parse_delta
 
 __all__ = ["Check", "check_answer", "is_failure"]
@@ -122,9 +123,9 @@ def _same_json_kind(old: Any, new: Any) -> bool:
 
 
 class _Validator:
-    def __init__(self, spec: dict[str, Any], tool: str) -> None:
-        self.tables = {**spec.get("tables", {}), META_TABLE: META_SCHEMA} if spec.get("kind") == "sql" else {}
-        self.write_set = list(spec["tools"][tool].get("write_set", [])) if tool in spec.get("tools", {}) else []
+    def __init__(self, spec: ConstraintSpec, tool: str) -> None:
+        self.tables = {**spec.tables, META_TABLE: META_SCHEMA} if spec.kind == "sql" else {}
+        self.write_set = list(spec.tools[tool].write_set) if tool in spec.tools else []
         if self.tables and f"{META_TABLE}.value" in self.write_set:
             self.write_set.append(META_TABLE)  # new_id() creates its counter row on first use
 
@@ -195,7 +196,7 @@ class _Validator:
         return problems
 
 
-def check_answer(observation: Any, ops: Any, state: dict[str, Any], spec: dict[str, Any], tool: str) -> Check:
+def check_answer(observation: Any, ops: Any, state: dict[str, Any], spec: ConstraintSpec, tool: str) -> Check:
     """Validate one answer's observation and ops; `kept` is the projection onto the spec."""
     check = Check()
     raw_ops = ops if isinstance(ops, list) else []

@@ -1,8 +1,11 @@
 """One test per extraction pattern, on small modules written for the test."""
 
+import json
+
 import pytest
 
-from constraints.extract import ExtractionError, extract_spec, template_regex
+from constraints.extract import ExtractionError, extract_spec, shared_spec, template_regex
+from constraints.spec import ConstraintSpec
 
 SQL_MODULE = '''
 import datetime as dt
@@ -134,81 +137,101 @@ def cls():
 
 
 def test_parameters_with_types_defaults_and_enums(sql):
-    params = {p["name"]: p for p in sql["tools"]["put"]["params"]}
-    assert params["box_id"] == {"name": "box_id", "annotation": "str", "json_type": "string", "required": True,
-                                "nullable": False}
-    assert params["count"]["default"] == 1 and params["count"]["required"] is False
-    assert sql["tools"]["make"]["params"][0]["enum"] == ["a", "b"]
+    params = {p.name: p for p in sql.tools["put"].params}
+    assert params["box_id"].to_dict() == {"name": "box_id", "annotation": "str", "json_type": "string",
+                                          "required": True, "nullable": False}
+    assert params["count"].default == 1 and params["count"].default_known and params["count"].required is False
+    assert sql.tools["make"].params[0].enum == ["a", "b"]
 
 
 def test_fstring_messages_become_templates_with_named_holes(sql):
-    guard = sql["tools"]["put"]["preconditions"][0]
-    assert guard["condition"]["source"] == "box is None"
-    assert guard["message"]["template"] == "Box {box_id} not found" and guard["message"]["holes"] == ["box_id"]
-    assert template_regex(guard["message"]["template"]).fullmatch("Box b-7 not found")
-    assert not template_regex(guard["message"]["template"]).fullmatch("Box b-7 is full")
+    guard = sql.tools["put"].preconditions[0]
+    assert guard.condition.source == "box is None"
+    assert guard.message.template == "Box {box_id} not found" and guard.message.holes == ["box_id"]
+    assert template_regex(guard.message.template).fullmatch("Box b-7 not found")
+    assert not template_regex(guard.message.template).fullmatch("Box b-7 is full")
 
 
 def test_guards_inside_helpers_and_their_early_returns_count(sql):
-    guards = sql["tools"]["put"]["preconditions"]
-    via = [(g["via"], g["condition"]["source"], g["message"]["template"]) for g in guards if g["via"]]
+    guards = sql.tools["put"].preconditions
+    via = [(g.via, g.condition.source, g.message.template) for g in guards if g.via]
     assert via == [("_problem", "box.items >= LIMIT", "Box {box.id} is full ({box.items} of {LIMIT})"),
                    ("_problem", "box.sealed_at is not None", "Box is sealed")]
-    assert "_problem" in sql["tools"]["put"]["helpers"]
+    assert "_problem" in sql.tools["put"].helpers
 
 
 def test_sql_session_writes(sql):
-    put = [(e["op"], e["path"]) for e in sql["tools"]["put"]["effects"]]
+    put = [(e.op, e.path) for e in sql.tools["put"].effects]
     assert put == [("modify", ["boxes", "<box_id>", "items"]), ("modify", ["boxes", "<box_id>", "owner"])]
-    make = [(e["op"], e["path"][0]) for e in sql["tools"]["make"]["effects"]]
+    make = [(e.op, e.path[0]) for e in sql.tools["make"].effects]
     assert ("add", "boxes") in make and ("modify", "env_meta") in make
-    assert [(e["op"], e["path"]) for e in sql["tools"]["trash"]["effects"]] == [("delete", ["boxes", "<box_id>"])]
-    assert sql["tools"]["put"]["write_set"] == ["boxes.items", "boxes.owner"]
-    assert "boxes.items" in sql["tools"]["put"]["read_set"]
+    assert [(e.op, e.path) for e in sql.tools["trash"].effects] == [("delete", ["boxes", "<box_id>"])]
+    assert sql.tools["put"].write_set == ["boxes.items", "boxes.owner"]
+    assert "boxes.items" in sql.tools["put"].read_set
 
 
 def test_raise_and_error_dict_guards(sql):
-    make = sql["tools"]["make"]["preconditions"][0]
-    assert make["exit"] == "raise" and make["message"]["template"] == "Unknown kind {kind}"
-    trash = sql["tools"]["trash"]["preconditions"][0]
-    assert trash["message"]["template"] == "no box"
+    make = sql.tools["make"].preconditions[0]
+    assert make.exit == "raise" and make.message.template == "Unknown kind {kind}"
+    trash = sql.tools["trash"].preconditions[0]
+    assert trash.message.template == "no box"
 
 
 def test_planted_kind_mismatch_is_reported(sql):
-    assert sql["tools"]["peek"]["kind_mismatch"] is True
-    assert sql["tools"]["peek"]["declared_kind"] == "read" and sql["tools"]["peek"]["inferred_kind"] == "write"
-    assert sql["tools"]["count"]["kind_mismatch"] is False
+    assert sql.tools["peek"].kind_mismatch is True
+    assert sql.tools["peek"].declared_kind == "read" and sql.tools["peek"].inferred_kind == "write"
+    assert sql.tools["peek"].kind == "read"
+    assert sql.tools["count"].kind_mismatch is False
 
 
 def test_result_shapes(sql):
-    assert sql["tools"]["put"]["result_shape"] == {"success": ["data", "success"], "failure": ["error", "success"],
-                                                   "other": []}
+    assert sql.tools["put"].result_shape.to_dict() == {"success": ["data", "success"], "failure": ["error", "success"],
+                                                       "other": []}
 
 
 def test_container_mutations_on_class_state(cls):
-    effects = [(e["op"], e["path"]) for e in cls["tools"]["place"]["effects"]]
+    effects = [(e.op, e.path) for e in cls.tools["place"].effects]
     assert effects == [("append", ["slots", "<slot_id>", "items"]), ("append", ["log"]),
                        ("setdefault", ["meta"]), ("update", ["meta"])]
-    clear = [(e["op"], e["path"]) for e in cls["tools"]["clear"]["effects"]]
+    clear = [(e.op, e.path) for e in cls.tools["clear"].effects]
     assert ("pop", ["slots", "<slot_id>", "items"]) in clear and ("delete", ["slots", "<slot_id>"]) in clear
-    assert cls["tools"]["clear"]["preconditions"][0]["via"] == "_require"
-    assert cls["tools"]["clear"]["preconditions"][0]["exit"] == "raise"
+    assert cls.tools["clear"].preconditions[0].via == "_require"
+    assert cls.tools["clear"].preconditions[0].exit == "raise"
 
 
 def test_class_kinds_are_inferred(cls):
-    assert cls["tools"]["place"]["inferred_kind"] == "write" and cls["tools"]["parse"]["inferred_kind"] == "read"
-    assert cls["state_attributes"] == ["slots", "log", "meta"]
+    assert cls.tools["place"].inferred_kind == "write" and cls.tools["parse"].inferred_kind == "read"
+    assert cls.state_attributes == ["slots", "log", "meta"]
 
 
 def test_what_cannot_be_followed_is_marked(cls):
-    reasons = [u["why"] for u in cls["tools"]["weird"]["unsupported"]]
+    reasons = [u.why for u in cls.tools["weird"].unsupported]
     assert "dynamic attribute or code" in reasons and "While" in reasons
 
 
 def test_try_except_failures_are_guards(cls):
-    guard = cls["tools"]["parse"]["preconditions"][0]
-    assert guard["condition"]["source"].startswith("ValueError raised by: number = int(text)")
-    assert guard["message"]["template"] == "Not a number: {text}"
+    guard = cls.tools["parse"].preconditions[0]
+    assert guard.condition.source.startswith("ValueError raised by: number = int(text)")
+    assert guard.message.template == "Not a number: {text}"
+
+
+def test_the_json_form_reads_back_to_the_same_spec(sql, cls):
+    """to_dict/from_dict are lossless, key order included (the JSON printed and sent between processes)."""
+    for spec in (sql, cls):
+        data = spec.to_dict()
+        again = ConstraintSpec.from_dict(json.loads(json.dumps(data)))
+        assert again == spec and json.dumps(again.to_dict()) == json.dumps(data)
+    assert "default" not in sql.tools["put"].to_dict()["params"][0]  # absent optional keys stay absent
+    assert list(sql.tools["put"].to_dict()) == ["name", "declared_kind", "inferred_kind", "kind_mismatch",
+                                                "description", "params", "preconditions", "effects", "read_set",
+                                                "write_set", "result_shape", "helpers", "unsupported", "line"]
+
+
+def test_callers_get_their_own_copy_and_the_shared_one_is_cached():
+    first = extract_spec(CLASS_MODULE, "class", "Shelf")
+    first.tools["place"].params.clear()
+    assert extract_spec(CLASS_MODULE, "class", "Shelf").tools["place"].params
+    assert shared_spec(CLASS_MODULE, "class", "Shelf") is shared_spec(CLASS_MODULE, "class", "Shelf")
 
 
 def test_bad_sources_are_clear_errors():

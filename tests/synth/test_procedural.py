@@ -59,7 +59,7 @@ def test_compiled_code_matches_its_plan_and_states_are_valid(domain, seed):
     bp = design(domain, seed)
     plan, source = plan_of(bp)
     spec = extract_spec(source, "sql", entry_of(source))
-    assert not [t for t in spec["tools"].values() if t["kind_mismatch"] or t["unsupported"]]
+    assert not [t for t in spec.tools.values() if t.kind_mismatch or t.unsupported]
     assert static_mismatches(plan, spec) == []
     states = initial_states(bp)
     for state in states.values():

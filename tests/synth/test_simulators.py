@@ -1,4 +1,4 @@
-"""Simulators (issue 6): SpecSim against execution; LLMSim plain/constrained over the scripted server."""
+"""Simulators (issue 6): the spec-only SpecSimulator against execution; LLMSim plain/constrained over the scripted server."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pytest
 from catalog.bench import BenchItem, SimResult, item_id
 from catalog.models import Action, Sample, Strata
 from catalog.store import Catalog
+from constraints.simulate import SpecSimulator, item_spec
+from constraints.spec import ConstraintSpec
 from synth.llm import EndpointUnreachable, UnknownModel
 from synth.simulation import (
     LLMSim,
-    SpecSim,
     check_answer,
-    item_spec,
     make_simulator,
     resolve_dotted,
 )
@@ -62,7 +62,7 @@ def _gold_answer(item: BenchItem) -> dict:
     return {"observation": item.observation, "delta": item.delta}
 
 
-# --- SpecSim ------------------------------------------------------------------------------------
+# --- SpecSimulator on items ------------------------------------------------------------------------------------
 
 SPEC_CASES = [
     ("library", "borrow_book", {"member_id": "M002", "book_id": "B002"}),
@@ -77,7 +77,7 @@ SPEC_CASES = [
 
 
 def test_spec_sim_agrees_with_execution_on_reference_envs():
-    sim = SpecSim()
+    sim = SpecSimulator()
     answered = 0
     for env_id, tool, arguments in SPEC_CASES:
         item = bench_item(env_id, tool, **arguments)
@@ -95,14 +95,21 @@ def test_spec_sim_agrees_with_execution_on_reference_envs():
 
 def test_spec_sim_finds_the_env_class_when_the_item_names_none():
     item = bench_item("store", "update_address", customer_id="U1", address="1 Main St")
-    result = SpecSim().predict(item.model_copy(update={"env_entry": None}))  # as EnvSimBench items come
+    result = SpecSimulator().predict(item.model_copy(update={"env_entry": None}))  # as EnvSimBench items come
     assert not result.abstained and strict_config_match(item.state, result.delta, item.next_state)
 
 
 def test_spec_sim_abstains_when_the_code_cannot_be_analysed(borrow):
     broken = borrow.model_copy(update={"env_code": "def broken(:\n"})
-    result = SpecSim().predict(broken)
+    result = SpecSimulator().predict(broken)
     assert result.abstained and "no constraint spec" in result.reason
+
+
+def test_items_of_one_env_share_one_extracted_spec(borrow, blocked):
+    """The audit's simulator extracts each env module once (one cache, shared across items)."""
+    assert item_spec(borrow) is item_spec(blocked)
+    with pytest.raises(TypeError, match="SpecSimulator\\(spec\\)"):
+        SpecSimulator().predict(borrow.state, borrow.action)  # a call needs a spec; an item brings its own
 
 
 # --- plain mode ---------------------------------------------------------------------------------
@@ -308,7 +315,7 @@ def test_a_prompt_beyond_the_context_window_abstains_without_a_request(llm_serve
 
 
 def test_make_simulator_names():
-    assert isinstance(make_simulator("spec"), SpecSim)
+    assert isinstance(make_simulator("spec"), SpecSimulator)
     sim = make_simulator("local-4b", "constrained", "project")
     assert (sim.name, sim.mode, sim.on_violation) == ("local-4b", "constrained", "project")
     with pytest.raises(ValueError, match="mode"):
@@ -331,7 +338,6 @@ def test_gold_answers_pass_the_validator_and_the_slice_suffices(env_id):
     import random
 
     from constraints.completeness import candidates
-    from constraints.simulate import SpecSimulator
     from synth.simulation import read_slice
 
     rng = random.Random(7)
@@ -340,10 +346,10 @@ def test_gold_answers_pass_the_validator_and_the_slice_suffices(env_id):
     spec = _spec_of(env_id)
     runtime = handle.runtime()
     checked = 0
-    for tool, entry in spec["tools"].items():
+    for tool, entry in spec.tools.items():
         for _ in range(4):
-            arguments = {p["name"]: rng.choice(candidates(p, state)) for p in entry["params"]
-                         if p.get("required", True) or rng.random() < 0.5}
+            arguments = {p.name: rng.choice(candidates(p, state)) for p in entry.params
+                         if p.required or rng.random() < 0.5}
             runtime.reset(state)
             result = runtime.call(Action(name=tool, arguments=arguments), snapshot=True)
             if result.outcome.value not in ("success", "failure"):
@@ -363,7 +369,7 @@ def test_gold_answers_pass_the_validator_and_the_slice_suffices(env_id):
     assert checked >= 10
 
 
-def _spec_of(env_id: str) -> dict:
+def _spec_of(env_id: str) -> ConstraintSpec:
     m, code = Catalog().get(env_id).manifest, Catalog().get(env_id).source()
     item = BenchItem(id="x", env_id=env_id, env_kind=m.kind, env_entry=m.entry, env_code=code, state={},
                      action=Action(name="x"), observation=None, next_state={}, delta=[],
@@ -385,4 +391,4 @@ def test_open_simulator_uses_a_registry_model(llm_server, tmp_path, monkeypatch,
     assert result.cost_usd == pytest.approx((1000 * 1.0 + 100 * 2.0) / 1e6)
     assert llm_server.chat_requests[0]["model"] == "test-model"
     with open_simulator("spec") as spec_sim:
-        assert isinstance(spec_sim, SpecSim)
+        assert isinstance(spec_sim, SpecSimulator)
