@@ -35,14 +35,14 @@ from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel
 
 from catalog import _sqlstate, _tracking
-from catalog.argcheck import type_problem
+from catalog.argcheck import Form, compile_annotation, form_problem
 from catalog.envkit import Env, EnvMeta, ToolError
 from catalog.jsonable import canonical_json, to_jsonable
 from catalog.models import Action, Outcome, StepResult, ToolDescriptor
 from catalog.toolschema import describe_tool
 
 __all__ = ["Runtime", "SqlRuntime", "ClassRuntime", "StateTemplate", "StateError", "EnvLoadError", "load_module",
-           "find_entry", "runtime_for", "outcome_of", "local_module_names"]
+           "find_entry", "runtime_for", "runtime_options", "outcome_of", "local_module_names"]
 
 StateError = _sqlstate.StateError
 
@@ -118,38 +118,82 @@ def _as_action(action: Action | dict[str, Any]) -> Action:
     return action if isinstance(action, Action) else Action.model_validate(action)
 
 
-def _signatures(env_class: type, names: Any) -> dict[str, tuple[inspect.Signature, bool]]:
-    """Each tool's signature and whether it takes `self`, computed once (inspect is slow)."""
+@dataclass(frozen=True)
+class _ToolSignature:
+    """A tool's signature, whether it takes `self`, and its parameters' compiled type hints."""
+
+    signature: inspect.Signature
+    takes_self: bool
+    forms: dict[str, Form]
+
+
+def _signatures(env_class: type, names: Any) -> dict[str, _ToolSignature]:
+    """Each tool's signature and hints, computed once (inspect is slow).
+
+    String hints (`from __future__ import annotations`) resolve in the tool's module globals.
+    """
     signatures = {}
     for name in names:
         static = isinstance(inspect.getattr_static(env_class, name), (staticmethod, classmethod))
-        signatures[name] = (inspect.signature(getattr(env_class, name)), not static)
+        function = getattr(env_class, name)
+        signature = inspect.signature(function)
+        namespace = getattr(inspect.unwrap(function), "__globals__", None)
+        forms = {p.name: compile_annotation(p.annotation, namespace) for p in signature.parameters.values()
+                 if p.annotation is not p.empty}
+        signatures[name] = _ToolSignature(signature, not static, forms)
     return signatures
 
 
-def _bind_error(signature: tuple[inspect.Signature, bool], arguments: dict[str, Any]) -> str | None:
-    parameters, takes_self = signature
+def _bind_error(signature: _ToolSignature, arguments: dict[str, Any]) -> str | None:
+    """Why Python itself would refuse the call (a missing or unknown argument), or None.
+
+    Python raises TypeError before the tool's body runs, so this is `invalid` in every mode.
+    """
     try:
-        if takes_self:
-            parameters.bind(None, **arguments)
+        if signature.takes_self:
+            signature.signature.bind(None, **arguments)
         else:
-            parameters.bind(**arguments)
+            signature.signature.bind(**arguments)
     except TypeError as exc:
         return str(exc)
+    return None
+
+
+def _ill_typed(signature: _ToolSignature, arguments: dict[str, Any]) -> str | None:
+    """The first argument that does not fit its parameter's type hint, or None."""
     for name, value in arguments.items():
-        problem = type_problem(name, parameters.parameters[name].annotation, value)
+        form = signature.forms.get(name)
+        problem = form_problem(name, form, value) if form is not None else None
         if problem:
             return problem
     return None
 
 
-def outcome_of(observation: Any) -> Outcome:
-    """A dict with `success: False`, or an `error` key and no `success: True`, is a failure."""
+def _argument_problem(signature: _ToolSignature, arguments: dict[str, Any], strict: bool) -> tuple[str | None, str | None]:
+    """(why the call is invalid, why it is ill-typed but runs) for strict or faithful checking."""
+    problem = _bind_error(signature, arguments)
+    if problem:
+        return problem, None
+    ill_typed = _ill_typed(signature, arguments)
+    return (ill_typed, None) if strict else (None, ill_typed)
+
+
+def outcome_of(observation: Any, *, error_prefixes: Sequence[str] = (), error_keys: Sequence[str] = ()) -> Outcome:
+    """How a returned value signals its outcome.
+
+    A dict with `success: False`, or an `error` key (or a declared error key with a truthy value)
+    and no `success: True`, is a failure; so is a string that starts with a declared error prefix
+    (`"Error: product not found"` for prefix "Error:").
+    """
     if isinstance(observation, dict):
         if observation.get("success") is False:
             return Outcome.FAILURE
         if "error" in observation and observation.get("success") is not True:
             return Outcome.FAILURE
+        if any(observation.get(key) for key in error_keys) and observation.get("success") is not True:
+            return Outcome.FAILURE
+    if isinstance(observation, str) and error_prefixes and observation.lstrip().startswith(tuple(error_prefixes)):
+        return Outcome.FAILURE
     return Outcome.SUCCESS
 
 
@@ -178,12 +222,14 @@ class StateTemplate:
 class SqlRuntime:
     """Runs an `Env` subclass over an in-memory SQLite database."""
 
-    def __init__(self, env_class: type[Env]) -> None:
+    def __init__(self, env_class: type[Env], *, strict_args: bool = True) -> None:
+        """`strict_args`: an ill-typed call is `invalid` and does not run (False: it runs, flagged)."""
         if not (isinstance(env_class, type) and issubclass(env_class, Env)):
             raise EnvLoadError(f"{env_class!r} is not an Env subclass")
         if not env_class.tables:
             raise EnvLoadError(f"{env_class.__name__}.tables is empty: list the env's SQLModel tables")
         self.env_class = env_class
+        self.strict_args = strict_args
         self._metadatas = _metadatas([*env_class.tables, EnvMeta])
         self.codecs = {
             t.name: _sqlstate.TableCodec.of(t) for md in self._metadatas for t in md.sorted_tables
@@ -241,7 +287,7 @@ class SqlRuntime:
         if action.name not in self.tools:
             return _invalid(f"Unknown tool {action.name!r}. Available: {', '.join(self.tools)}")
         method = getattr(env, action.name)
-        problem = _bind_error(self._signatures[action.name], action.arguments)
+        problem, ill_typed = _argument_problem(self._signatures[action.name], action.arguments, self.strict_args)
         if problem:
             return _invalid(f"Bad arguments for {action.name}: {problem}")
         try:
@@ -256,6 +302,8 @@ class SqlRuntime:
         except Exception as exc:
             session.rollback()
             result = _crash(exc)
+        if ill_typed:
+            result.info["ill_typed"] = ill_typed
         if snapshot:
             result.state = self.snapshot()
         return result
@@ -326,8 +374,14 @@ InitMode = Literal["auto", "constructor", "envscaler", "setattr", "load_scenario
 class ClassRuntime:
     """Runs a class whose instance attributes are the state and whose public methods are tools."""
 
-    def __init__(self, env_class: type, *, init: InitMode = "auto", failure_exceptions: Sequence[str] = ()) -> None:
+    def __init__(self, env_class: type, *, init: InitMode = "auto", failure_exceptions: Sequence[str] = (),
+                 strict_args: bool = True, error_prefixes: Sequence[str] = (), error_keys: Sequence[str] = ()) -> None:
+        """`strict_args`: an ill-typed call is `invalid` and does not run; False (imported envs): it
+        runs as Python would, with `info["ill_typed"]`. `error_prefixes`/`error_keys`: how the env's
+        returned values signal a failure (see `outcome_of`)."""
         self.env_class = env_class
+        self.strict_args = strict_args
+        self.error_prefixes, self.error_keys = tuple(error_prefixes), tuple(error_keys)
         self.init = _init_mode(env_class) if init == "auto" else init
         self.failure_exceptions = frozenset(failure_exceptions) | {"ToolError"}
         self.tools = {name: describe_tool(name, member, None) for name, member in _public_methods(env_class)}
@@ -376,7 +430,7 @@ class ClassRuntime:
         if action.name not in self.tools:
             return _invalid(f"Unknown tool {action.name!r}. Available: {', '.join(self.tools)}")
         method = getattr(self._instance, action.name)
-        problem = _bind_error(self._signatures[action.name], action.arguments)
+        problem, ill_typed = _argument_problem(self._signatures[action.name], action.arguments, self.strict_args)
         if problem:
             return _invalid(f"Bad arguments for {action.name}: {problem}")
         view, journal = _tracking.StateView(self._instance), self._journal
@@ -388,7 +442,8 @@ class ClassRuntime:
             observation = to_jsonable(raw)
             delta = _tracking.delta_of(view, journal)
             _tracking.retrack(view, journal)
-            result = StepResult(observation, delta, outcome_of(observation))
+            result = StepResult(observation, delta, outcome_of(observation, error_prefixes=self.error_prefixes,
+                                                              error_keys=self.error_keys))
         except Exception as exc:
             journal.active = False
             _tracking.rollback(view, journal)
@@ -400,6 +455,8 @@ class ClassRuntime:
         finally:
             journal.active = False
             journal.clear()
+        if ill_typed:
+            result.info["ill_typed"] = ill_typed
         if snapshot:
             result.state = self.snapshot()
         return result
@@ -463,10 +520,30 @@ def _reads_parameter(function: Callable[..., Any], name: str) -> bool:
 
 
 def runtime_for(module: ModuleType, kind: Literal["sql", "class"], entry: str | None = None, *,
-                init: InitMode = "auto", failure_exceptions: Sequence[str] = ()) -> SqlRuntime | ClassRuntime:
-    """Build the runtime of an env module of either convention."""
+                init: InitMode = "auto", failure_exceptions: Sequence[str] = (), strict_args: bool = True,
+                error_prefixes: Sequence[str] = (), error_keys: Sequence[str] = ()) -> SqlRuntime | ClassRuntime:
+    """Build the runtime of an env module of either convention (strict argument checking unless told)."""
     env_class = find_entry(module, entry)
     if kind == "sql":
-        return SqlRuntime(env_class)
-    return ClassRuntime(env_class, init=init, failure_exceptions=failure_exceptions)
+        return SqlRuntime(env_class, strict_args=strict_args)
+    return ClassRuntime(env_class, init=init, failure_exceptions=failure_exceptions, strict_args=strict_args,
+                        error_prefixes=error_prefixes, error_keys=error_keys)
 
+
+
+def runtime_options(manifest: Any) -> dict[str, Any]:
+    """The runtime keyword arguments a manifest records: init mode, failure conventions, argument checking.
+
+    Imported envs record `strict_args: false` and a `failure` convention (exceptions, error
+    prefixes, error keys); manifests without them (synthesized and reference envs) keep strict
+    checking and dict-only failures.
+    """
+    failure = getattr(manifest, "failure", None)
+
+    def listed(name: str) -> list[str]:
+        value = failure.get(name) if isinstance(failure, dict) else getattr(failure, name, None)
+        return [str(v) for v in value or []]
+
+    exceptions = [*manifest.failure_exceptions, *(e for e in listed("exceptions") if e not in manifest.failure_exceptions)]
+    return {"init": manifest.init, "failure_exceptions": exceptions, "strict_args": bool(getattr(manifest, "strict_args", True)),
+            "error_prefixes": listed("error_prefixes"), "error_keys": listed("error_keys")}

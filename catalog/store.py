@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from catalog.jsonable import to_jsonable
 from catalog.manifest import content_hash
 from catalog.models import EnvManifest
-from catalog.runtime import ClassRuntime, SqlRuntime, load_module, runtime_for
+from catalog.runtime import ClassRuntime, SqlRuntime, load_module, runtime_for, runtime_options
 from catalog.tasks import Task
 
 __all__ = ["Catalog", "EnvHandle", "EnvProblem", "EnvSummary", "CatalogError", "EnvExists", "UntrustedCode",
@@ -142,7 +142,7 @@ class EnvHandle:
                                 "(verifier.session.open_runtime), or pass trusted=True for code you vouch for")
         module = load_module(self.path / "env.py", f"envforge_env_{self.id.replace('-', '_').replace('.', '_')}")
         m = self.manifest
-        return runtime_for(module, m.kind, m.entry, init=m.init, failure_exceptions=m.failure_exceptions)
+        return runtime_for(module, m.kind, m.entry, **runtime_options(m))
 
     def summary(self) -> EnvSummary:
         m = self.manifest

@@ -143,6 +143,7 @@ def zygote_main(config_json: str) -> None:
     import verifier._mounts as mounts
     import verifier._seccomp  # noqa: F401
     import verifier.frames  # noqa: F401
+    import verifier.globalstate  # noqa: F401
     from verifier.allowlist import ALLOWED_IMPORTS
 
     for name in (*ALLOWED_IMPORTS, *PRELOADED, "pyseccomp"):
@@ -243,6 +244,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
     from verifier._seccomp import load_filter
     from verifier.allowlist import ALLOWED_IMPORTS, check_imports
     from verifier.frames import MAX_FRAME, FrameError, read_frame_blocking
+    from verifier.globalstate import EnvGlobals, changed, fingerprint
     from verifier.isolation import VIOLATION_STATUS
 
     protocol_in = protocol_out = fd
@@ -264,6 +266,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
     sys.addaudithook(make_hook(scratch, allowed, roots, protocol_out, VIOLATION_STATUS))
 
     runtime: Any = None
+    env_globals: Any = None
     has_state = False
     states: dict[str, Any] = {}
     while True:
@@ -281,7 +284,10 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
             if runtime is None:
                 module = load_module(env_dir / "env.py", "sandboxed_env")
                 runtime = runtime_for(module, job["kind"], job.get("entry"), init=job.get("init", "auto"),
-                                      failure_exceptions=job.get("failure_exceptions", []))
+                                      failure_exceptions=job.get("failure_exceptions", []),
+                                      strict_args=job.get("strict_args", True),
+                                      error_prefixes=job.get("error_prefixes", []), error_keys=job.get("error_keys", []))
+                env_globals = EnvGlobals(module, env_dir)
             if job.get("state_name"):
                 name = job["state_name"]
                 if name not in states:
@@ -305,7 +311,11 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
                 if not channel.send(_run_task(runtime, job["task"])):
                     event = "output_too_large"
             for action in job["actions"]:
+                before = fingerprint(env_globals)
                 result = runtime.call(action, snapshot=job.get("snapshot", False))
+                moved = changed(before, fingerprint(env_globals))
+                if moved:  # interpreter-wide state this call changed (verifier/globalstate.py)
+                    result.info["global_change"] = moved
                 call_event = None
                 if result.outcome is Outcome.CRASH:
                     call_event = "memory" if result.info.get("exception") == "MemoryError" else "crash"
