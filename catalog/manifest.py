@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from catalog.models import EnvManifest
-from catalog.runtime import load_module, runtime_for, runtime_options
+from catalog.runtime import load_module, runtime_for
 
 __all__ = ["content_hash", "refresh_manifest"]
 
@@ -37,7 +37,9 @@ def refresh_manifest(folder: Path, *, write: bool = True, trusted: bool = False)
         raise PermissionError(f"{folder} is not a shipped reference env: pass trusted=True for code you vouch for")
     manifest = EnvManifest.model_validate_json((folder / "env.json").read_text(encoding="utf-8"))
     module = load_module(folder / "env.py", f"envforge_manifest_{folder.name.replace('-', '_')}")
-    runtime = runtime_for(module, manifest.kind, manifest.entry, **runtime_options(manifest))
+    runtime = runtime_for(module, manifest.kind, manifest.entry, init=manifest.init,
+                          failure_exceptions=manifest.failure_exceptions,
+                          failure=manifest.failure, strict_args=manifest.strict_args)
     fresh = manifest.model_copy(update={
         "tools": list(runtime.tools.values()),
         "states": sorted(p.stem for p in (folder / "states").glob("*.json")),

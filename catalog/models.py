@@ -19,6 +19,8 @@ __all__ = [
     "EnvKind",
     "ToolDescriptor",
     "Provenance",
+    "FailureConvention",
+    "Convention",
     "Quality",
     "EnvManifest",
     "Action",
@@ -37,6 +39,7 @@ class ToolKind(enum.StrEnum):
 
 
 EnvKind = Literal["sql", "class"]
+Convention = Literal["class", "tool_classes", "toolkit", "functions"]
 
 
 class _Strict(BaseModel):
@@ -70,6 +73,19 @@ class Provenance(_Strict):
     source: str | None = Field(None, description="Original path or URL for imported envs.")
 
 
+class FailureConvention(_Strict):
+    """How an env signals that a tool refused (a failure), as opposed to succeeding or crashing.
+
+    Inferred from the env's syntax tree at import, or declared there (`--failure-exception`,
+    `--error-prefix`). `error_keys` are keys whose presence in a returned dict means failure
+    (`success` means: failure when it is False).
+    """
+
+    exceptions: list[str] = Field(default_factory=list, description="Exception type names raised to refuse.")
+    error_prefixes: list[str] = Field(default_factory=list, description="A str result starting with one is a failure.")
+    error_keys: list[str] = Field(default_factory=list, description="Keys of a returned dict that mean failure.")
+
+
 class Quality(_Strict):
     """The quality gate's verdict: overall score and per-check results."""
 
@@ -99,6 +115,16 @@ class EnvManifest(_Strict):
         default_factory=list,
         description="Exception type names that this env raises to signal a rule violation (a failure, not a crash).",
     )
+    convention: Convention = Field(
+        "class", description="How the code is organised (class envs only): class (state in attributes), tool_classes "
+        "(one class per tool with invoke(data, ...) and get_info()), toolkit (decorated methods over a pydantic db), "
+        "functions (module-level functions over a module-level dict).")
+    failure: FailureConvention | None = Field(
+        None, description="How the env signals failure (imported envs); None: the defaults (ToolError, error dicts).")
+    allow_modules: list[str] = Field(
+        default_factory=list, description="Installed third-party modules this env may import in the sandbox.")
+    strict_args: bool = Field(
+        True, description="Ill-typed calls are invalid and do not run (True), or run as Python runs them (imported).")
     provenance: Provenance = Field(default_factory=Provenance)
     quality: Quality | None = None
     content_hash: str = ""

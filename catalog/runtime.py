@@ -38,11 +38,11 @@ from catalog import _sqlstate, _tracking
 from catalog.argcheck import Form, compile_annotation, form_problem
 from catalog.envkit import Env, EnvMeta, ToolError
 from catalog.jsonable import canonical_json, to_jsonable
-from catalog.models import Action, Outcome, StepResult, ToolDescriptor
+from catalog.models import Action, FailureConvention, Outcome, StepResult, ToolDescriptor
 from catalog.toolschema import describe_tool
 
 __all__ = ["Runtime", "SqlRuntime", "ClassRuntime", "StateTemplate", "StateError", "EnvLoadError", "load_module",
-           "find_entry", "runtime_for", "runtime_options", "outcome_of", "local_module_names"]
+           "find_entry", "runtime_for", "outcome_of", "local_module_names"]
 
 StateError = _sqlstate.StateError
 
@@ -178,21 +178,20 @@ def _argument_problem(signature: _ToolSignature, arguments: dict[str, Any], stri
     return (ill_typed, None) if strict else (None, ill_typed)
 
 
-def outcome_of(observation: Any, *, error_prefixes: Sequence[str] = (), error_keys: Sequence[str] = ()) -> Outcome:
-    """How a returned value signals its outcome.
+def outcome_of(observation: Any, failure: FailureConvention | None = None) -> Outcome:
+    """A dict with `success: False`, or an `error` key and no `success: True`, is a failure.
 
-    A dict with `success: False`, or an `error` key (or a declared error key with a truthy value)
-    and no `success: True`, is a failure; so is a string that starts with a declared error prefix
-    (`"Error: product not found"` for prefix "Error:").
+    An env's declared failure convention adds its error keys (dict keys that mean failure) and
+    error prefixes (a str result starting with one is a failure: `"Error: no such order"`).
     """
     if isinstance(observation, dict):
         if observation.get("success") is False:
             return Outcome.FAILURE
-        if "error" in observation and observation.get("success") is not True:
+        keys = {"error", *(failure.error_keys if failure else ())} - {"success"}
+        if any(key in observation for key in keys) and observation.get("success") is not True:
             return Outcome.FAILURE
-        if any(observation.get(key) for key in error_keys) and observation.get("success") is not True:
-            return Outcome.FAILURE
-    if isinstance(observation, str) and error_prefixes and observation.lstrip().startswith(tuple(error_prefixes)):
+    elif isinstance(observation, str) and failure is not None and \
+            any(observation.startswith(prefix) for prefix in failure.error_prefixes):
         return Outcome.FAILURE
     return Outcome.SUCCESS
 
@@ -375,15 +374,15 @@ class ClassRuntime:
     """Runs a class whose instance attributes are the state and whose public methods are tools."""
 
     def __init__(self, env_class: type, *, init: InitMode = "auto", failure_exceptions: Sequence[str] = (),
-                 strict_args: bool = True, error_prefixes: Sequence[str] = (), error_keys: Sequence[str] = ()) -> None:
+                 failure: FailureConvention | None = None, strict_args: bool = True) -> None:
         """`strict_args`: an ill-typed call is `invalid` and does not run; False (imported envs): it
-        runs as Python would, with `info["ill_typed"]`. `error_prefixes`/`error_keys`: how the env's
-        returned values signal a failure (see `outcome_of`)."""
+        runs as Python would, with `info["ill_typed"]`. `failure`: how the env signals failure."""
         self.env_class = env_class
         self.strict_args = strict_args
-        self.error_prefixes, self.error_keys = tuple(error_prefixes), tuple(error_keys)
         self.init = _init_mode(env_class) if init == "auto" else init
-        self.failure_exceptions = frozenset(failure_exceptions) | {"ToolError"}
+        self.failure = failure
+        self.failure_exceptions = frozenset(failure_exceptions) | frozenset(failure.exceptions if failure else ()) | \
+            {"ToolError"}
         self.tools = {name: describe_tool(name, member, None) for name, member in _public_methods(env_class)}
         if not self.tools:
             raise EnvLoadError(f"{env_class.__name__} has no public methods to use as tools")
@@ -442,8 +441,7 @@ class ClassRuntime:
             observation = to_jsonable(raw)
             delta = _tracking.delta_of(view, journal)
             _tracking.retrack(view, journal)
-            result = StepResult(observation, delta, outcome_of(observation, error_prefixes=self.error_prefixes,
-                                                              error_keys=self.error_keys))
+            result = StepResult(observation, delta, outcome_of(observation, self.failure))
         except Exception as exc:
             journal.active = False
             _tracking.rollback(view, journal)
@@ -520,30 +518,14 @@ def _reads_parameter(function: Callable[..., Any], name: str) -> bool:
 
 
 def runtime_for(module: ModuleType, kind: Literal["sql", "class"], entry: str | None = None, *,
-                init: InitMode = "auto", failure_exceptions: Sequence[str] = (), strict_args: bool = True,
-                error_prefixes: Sequence[str] = (), error_keys: Sequence[str] = ()) -> SqlRuntime | ClassRuntime:
+                init: InitMode = "auto", failure_exceptions: Sequence[str] = (),
+                failure: FailureConvention | dict[str, Any] | None = None,
+                strict_args: bool = True) -> SqlRuntime | ClassRuntime:
     """Build the runtime of an env module of either convention (strict argument checking unless told)."""
     env_class = find_entry(module, entry)
     if kind == "sql":
         return SqlRuntime(env_class, strict_args=strict_args)
-    return ClassRuntime(env_class, init=init, failure_exceptions=failure_exceptions, strict_args=strict_args,
-                        error_prefixes=error_prefixes, error_keys=error_keys)
-
-
-
-def runtime_options(manifest: Any) -> dict[str, Any]:
-    """The runtime keyword arguments a manifest records: init mode, failure conventions, argument checking.
-
-    Imported envs record `strict_args: false` and a `failure` convention (exceptions, error
-    prefixes, error keys); manifests without them (synthesized and reference envs) keep strict
-    checking and dict-only failures.
-    """
-    failure = getattr(manifest, "failure", None)
-
-    def listed(name: str) -> list[str]:
-        value = failure.get(name) if isinstance(failure, dict) else getattr(failure, name, None)
-        return [str(v) for v in value or []]
-
-    exceptions = [*manifest.failure_exceptions, *(e for e in listed("exceptions") if e not in manifest.failure_exceptions)]
-    return {"init": manifest.init, "failure_exceptions": exceptions, "strict_args": bool(getattr(manifest, "strict_args", True)),
-            "error_prefixes": listed("error_prefixes"), "error_keys": listed("error_keys")}
+    if isinstance(failure, dict):
+        failure = FailureConvention.model_validate(failure)
+    return ClassRuntime(env_class, init=init, failure_exceptions=failure_exceptions, failure=failure,
+                        strict_args=strict_args)

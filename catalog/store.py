@@ -32,10 +32,10 @@ from pydantic import ValidationError
 from catalog.jsonable import to_jsonable
 from catalog.manifest import content_hash
 from catalog.models import EnvManifest
-from catalog.runtime import ClassRuntime, SqlRuntime, load_module, runtime_for, runtime_options
+from catalog.runtime import ClassRuntime, SqlRuntime, load_module, runtime_for
 from catalog.tasks import Task
 
-__all__ = ["Catalog", "EnvHandle", "EnvProblem", "EnvSummary", "CatalogError", "EnvExists", "UntrustedCode",
+__all__ = ["Catalog", "EnvHandle", "runtime_options", "EnvProblem", "EnvSummary", "CatalogError", "EnvExists", "UntrustedCode",
            "REFERENCE_DIR", "default_root", "read_env"]
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
@@ -151,6 +151,13 @@ class EnvHandle:
     def edited(self) -> bool:
         """True if the files no longer match the content hash written with them (edited by hand since)."""
         return self.manifest.content_hash != content_hash(self.path)
+
+
+def runtime_options(manifest: EnvManifest) -> dict[str, Any]:
+    """What `runtime_for` needs from a manifest besides kind and entry (also sent to sandbox workers)."""
+    return {"init": manifest.init, "failure_exceptions": list(manifest.failure_exceptions),
+            "strict_args": manifest.strict_args,
+            "failure": manifest.failure.model_dump() if manifest.failure else None}
 
 
 def read_env(path: Path, reference: bool = False) -> EnvHandle:

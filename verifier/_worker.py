@@ -285,8 +285,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int) -> None:
                 module = load_module(env_dir / "env.py", "sandboxed_env")
                 runtime = runtime_for(module, job["kind"], job.get("entry"), init=job.get("init", "auto"),
                                       failure_exceptions=job.get("failure_exceptions", []),
-                                      strict_args=job.get("strict_args", True),
-                                      error_prefixes=job.get("error_prefixes", []), error_keys=job.get("error_keys", []))
+                                      failure=job.get("failure"), strict_args=bool(job.get("strict_args", True)))
                 env_globals = EnvGlobals(module, env_dir)
             if job.get("state_name"):
                 name = job["state_name"]

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catalog.runtime import runtime_options
 from catalog.store import EnvHandle
 from verifier.forkserver import ForkServer, Worker
 from verifier.frames import FrameError, FrameTooLarge
@@ -50,24 +49,21 @@ class Job:
     entry: str | None = None
     init: str = "auto"
     failure_exceptions: list[str] = field(default_factory=list)
+    failure: dict[str, Any] | None = None  # the manifest's FailureConvention
+    strict_args: bool = True
     state_name: str | None = None
     state: dict[str, Any] | None = None
     snapshot: bool = False
     task: dict[str, Any] | None = None
     describe: bool = False  # the ready frame also lists the tool descriptors
     resume: bool = False  # continue from the worker's current state instead of resetting
-    strict_args: bool = True  # False (imported envs): ill-typed calls run as Python would, flagged
-    error_prefixes: list[str] = field(default_factory=list)
-    error_keys: list[str] = field(default_factory=list)
 
     @classmethod
     def for_env(cls, handle: EnvHandle, actions: list[dict[str, Any]], *, state_name: str | None = None,
                 state: dict[str, Any] | None = None, snapshot: bool = False) -> Job:
         m = handle.manifest
-        options = runtime_options(m)
-        return cls(str(handle.path.resolve()), m.kind, actions, m.entry, m.init, options["failure_exceptions"],
-                   state_name, state, snapshot, strict_args=options["strict_args"],
-                   error_prefixes=options["error_prefixes"], error_keys=options["error_keys"])
+        return cls(str(handle.path.resolve()), m.kind, actions, m.entry, m.init, list(m.failure_exceptions),
+                   m.failure.model_dump() if m.failure else None, m.strict_args, state_name, state, snapshot)
 
 
 @dataclass
