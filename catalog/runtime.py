@@ -170,12 +170,15 @@ def _ill_typed(signature: _ToolSignature, arguments: dict[str, Any]) -> str | No
 
 
 def _argument_problem(signature: _ToolSignature, arguments: dict[str, Any], strict: bool) -> tuple[str | None, str | None]:
-    """(why the call is invalid, why it is ill-typed but runs) for strict or faithful checking."""
+    """(why the call is invalid, why it is ill-typed) for strict or faithful checking.
+
+    Strict: an ill-typed call is invalid too. Faithful: it is only flagged, and runs.
+    """
     problem = _bind_error(signature, arguments)
     if problem:
         return problem, None
     ill_typed = _ill_typed(signature, arguments)
-    return (ill_typed, None) if strict else (None, ill_typed)
+    return (ill_typed if strict else None), ill_typed
 
 
 def outcome_of(observation: Any, failure: FailureConvention | None = None) -> Outcome:
@@ -205,8 +208,9 @@ def _crash(exc: BaseException) -> StepResult:
     )
 
 
-def _invalid(message: str) -> StepResult:
-    return StepResult(observation={"error": message}, delta=[], outcome=Outcome.INVALID)
+def _invalid(message: str, ill_typed: str | None = None) -> StepResult:
+    return StepResult(observation={"error": message}, delta=[], outcome=Outcome.INVALID,
+                      info={"ill_typed": ill_typed} if ill_typed else {})
 
 
 @dataclass(frozen=True)
@@ -288,7 +292,7 @@ class SqlRuntime:
         method = getattr(env, action.name)
         problem, ill_typed = _argument_problem(self._signatures[action.name], action.arguments, self.strict_args)
         if problem:
-            return _invalid(f"Bad arguments for {action.name}: {problem}")
+            return _invalid(f"Bad arguments for {action.name}: {problem}", ill_typed)
         try:
             observation = to_jsonable(method(**action.arguments))
             session.flush()
@@ -431,7 +435,7 @@ class ClassRuntime:
         method = getattr(self._instance, action.name)
         problem, ill_typed = _argument_problem(self._signatures[action.name], action.arguments, self.strict_args)
         if problem:
-            return _invalid(f"Bad arguments for {action.name}: {problem}")
+            return _invalid(f"Bad arguments for {action.name}: {problem}", ill_typed)
         view, journal = _tracking.StateView(self._instance), self._journal
         journal.clear()
         journal.active = True
