@@ -33,7 +33,7 @@ from verifier.executor import SandboxExecutor
 from verifier.findings import READ_PREFIXES, determinism_cause, first_difference, looks_like_error
 from verifier.intent import PlanSimulator, disagreement
 from verifier.sandbox import Job, JobResult, SandboxPool
-from verifier.typed_values import boundary, fitting, from_state, ill_typed_value, param_form
+from verifier.typed_values import boundary, fitting, from_state, ill_typed_value, param_form, state_keys
 
 Sequence = tuple[str, list[Action]]
 
@@ -104,9 +104,10 @@ class PropertySuite:
                     continue
                 form = self._forms[tool][param["name"]]
                 options, realistic_values = self.candidates.get(param, state)
+                keyed = from_state(form, state_keys(param["name"], state))  # ids of the collection it names
                 realistic = from_state(form, realistic_values)
                 every = from_state(form, options)
-                choices = [c for c in (realistic, realistic, realistic, every) if c is not None]
+                choices = [c for c in (keyed, keyed, keyed, realistic, realistic, every) if c is not None]
                 arguments[param["name"]] = draw(st.one_of(*choices, boundary(param, form)))
             return Action(name=tool, arguments=arguments)
 
@@ -129,10 +130,22 @@ class PropertySuite:
         """Look for a sequence violating a property; shrink it if found."""
         config = settings(max_examples=self.examples, derandomize=True, database=None, deadline=None,
                           suppress_health_check=list(HealthCheck))
+        seen: list[Sequence] = []
+
+        def check(seq: Sequence) -> bool:
+            hit = bool(violated(seq))
+            if hit and not seen:
+                seen.append(seq)
+            return hit
+
         try:
-            found = find(self.sequences(), lambda seq: bool(violated(seq)), settings=config)
+            found = find(self.sequences(), check, settings=config)
         except NoSuchExample:
             return CheckResult(name, True)
+        except BaseException as exc:  # a flaky property (non-determinism itself) stops hypothesis' shrinking
+            if not seen or isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            found = seen[0]
         found = self._fewer_calls(found, violated)
         detail = violated(found) or self._details.get(name, "")
         state_name, actions = found
@@ -319,7 +332,7 @@ class PropertySuite:
         for param in self.spec["tools"][tool]["params"]:
             form = self._forms[tool][param["name"]]
             _, realistic = self.candidates.get(param, state)
-            values = fitting(form, realistic)
+            values = fitting(form, [*state_keys(param["name"], state), *realistic])
             if not values and param["required"]:
                 return None
             if values:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from catalog.argcheck import ANY, Form, compile_annotation, form_problem
 
-__all__ = ["param_form", "well_typed", "fitting", "from_state", "boundary", "ill_typed_value"]
+__all__ = ["param_form", "well_typed", "fitting", "state_keys", "from_state", "boundary", "ill_typed_value"]
 
 _TEXT = st.one_of(st.sampled_from(["", " ", "unknown-id", "x" * 300]), st.text(max_size=6))
 _INTS = st.one_of(st.sampled_from([0, -1, 2**31, -(2**31)]), st.integers(-(10**12), 10**12))
@@ -95,6 +95,32 @@ def _as_hinted(form: Form, value: Any) -> Any:
             (form.kind == "int" or (form.kind == "union" and any(m.kind == "int" for m in form.args))):
         return int(value)
     return value
+
+
+def _singular(plural: str) -> str:
+    if plural.endswith("ies"):
+        return plural[:-3] + "y"
+    return plural[:-1] if plural.endswith("s") else plural
+
+
+def state_keys(name: str, state: dict[str, Any]) -> list[Any]:
+    """Keys of the collections a parameter names (`product_id` -> `products`), as the state holds them.
+
+    JSON object keys are strings, and a codec-encoded dict keyed by `int` keeps them under
+    "items": both give "7" for the id 7, which `fitting` turns back into 7 for an `int` hint.
+    """
+    full = re.sub(r"_(id|ids|code|key)$", "", name)
+    stem = full.split("_")[-1]
+    keys: list[Any] = []
+    for collection_name, collection in state.items():
+        if not isinstance(collection, dict) or not stem:
+            continue
+        if not (collection_name.startswith((stem, full)) or _singular(collection_name) in (full, stem)):
+            continue
+        inner = collection.get("items") if collection.get("__py__") == "dict" else collection
+        if isinstance(inner, dict):
+            keys.extend(inner)
+    return keys
 
 
 def fitting(form: Form, values: list[Any]) -> list[Any]:
