@@ -80,7 +80,9 @@ def test_wall_clock_is_non_determinism_from_the_clock(reports):
 def test_rng_in_a_read_tool_is_non_determinism_from_the_rng(reports):
     checks = reports["rng_read"]
     assert "deterministic" in findings(checks) and "cause: rng" in checks["deterministic"]["detail"]
-    assert calls(checks["deterministic"]) == [("get_question", {"topic": "space"})]
+    # the draw differs 2 times in 3, so shrinking may keep a harmless extra call; the named call is the draw
+    assert ("get_question", {"topic": "space"}) in calls(checks["deterministic"])
+    assert "(get_question)" in checks["deterministic"]["detail"]
 
 
 def test_decimal_precision_change_is_an_interpreter_wide_change(reports):
