@@ -418,9 +418,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
             verdict = "PASS" if report["passed"] else "FAIL"
             print(f"{report['env']}: {verdict} score {report['score']:.2f} (gate {report['gate']}), plan: {report['plan']}")
             for check in report["checks"]:
-                mark = "ok  " if check["ok"] else "FAIL"
+                mark = "info" if check.get("informational") else "ok  " if check["ok"] else "FAIL"
                 print(f"  {mark} {check['name']}" + (f": {check['detail']}" if check["detail"] else ""))
-                if check["counterexample"] and not check["ok"]:
+                if check["counterexample"] and (not check["ok"] or check.get("informational")):
                     example = check["counterexample"]
                     if "actions" in example:
                         calls = "; ".join(f"{a['name']}({canonical_json(a['arguments'])})" for a in example["actions"])

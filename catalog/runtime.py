@@ -36,7 +36,7 @@ from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel
 
 from catalog import _sqlstate, _tracking, codec
-from catalog.argcheck import type_problem
+from catalog.argcheck import Form, compile_annotation, form_problem
 from catalog.envkit import Env, EnvMeta, ToolError
 from catalog.jsonable import canonical_json, to_jsonable
 from catalog.models import Action, Convention, FailureConvention, Outcome, StepResult, ToolDescriptor
@@ -130,29 +130,67 @@ def _as_action(action: Action | dict[str, Any]) -> Action:
     return action if isinstance(action, Action) else Action.model_validate(action)
 
 
-def _signatures(env_class: type, names: Any) -> dict[str, tuple[inspect.Signature, bool]]:
-    """Each tool's signature and whether it takes `self`, computed once (inspect is slow)."""
+@dataclass(frozen=True)
+class _ToolSignature:
+    """A tool's signature, whether it takes `self`, and its parameters' compiled type hints."""
+
+    signature: inspect.Signature
+    takes_self: bool
+    forms: dict[str, Form]
+
+
+def _signatures(env_class: type, names: Any) -> dict[str, _ToolSignature]:
+    """Each tool's signature and hints, computed once (inspect is slow).
+
+    String hints (`from __future__ import annotations`) resolve in the tool's module globals.
+    """
     signatures = {}
     for name in names:
         static = isinstance(inspect.getattr_static(env_class, name), (staticmethod, classmethod))
-        signatures[name] = (inspect.signature(getattr(env_class, name)), not static)
+        function = getattr(env_class, name)
+        signature = inspect.signature(function)
+        namespace = getattr(inspect.unwrap(function), "__globals__", None)
+        forms = {p.name: compile_annotation(p.annotation, namespace) for p in signature.parameters.values()
+                 if p.annotation is not p.empty}
+        signatures[name] = _ToolSignature(signature, not static, forms)
     return signatures
 
 
-def _bind_error(signature: tuple[inspect.Signature, bool], arguments: dict[str, Any]) -> str | None:
-    parameters, takes_self = signature
+def _bind_error(signature: _ToolSignature, arguments: dict[str, Any]) -> str | None:
+    """Why Python itself would refuse the call (a missing or unknown argument), or None.
+
+    Python raises TypeError before the tool's body runs, so this is `invalid` in every mode.
+    """
     try:
-        if takes_self:
-            parameters.bind(None, **arguments)
+        if signature.takes_self:
+            signature.signature.bind(None, **arguments)
         else:
-            parameters.bind(**arguments)
+            signature.signature.bind(**arguments)
     except TypeError as exc:
         return str(exc)
+    return None
+
+
+def _ill_typed(signature: _ToolSignature, arguments: dict[str, Any]) -> str | None:
+    """The first argument that does not fit its parameter's type hint, or None."""
     for name, value in arguments.items():
-        problem = type_problem(name, parameters.parameters[name].annotation, value)
+        form = signature.forms.get(name)
+        problem = form_problem(name, form, value) if form is not None else None
         if problem:
             return problem
     return None
+
+
+def _argument_problem(signature: _ToolSignature, arguments: dict[str, Any], strict: bool) -> tuple[str | None, str | None]:
+    """(why the call is invalid, why it is ill-typed) for strict or faithful checking.
+
+    Strict: an ill-typed call is invalid too. Faithful: it is only flagged, and runs.
+    """
+    problem = _bind_error(signature, arguments)
+    if problem:
+        return problem, None
+    ill_typed = _ill_typed(signature, arguments)
+    return (ill_typed if strict else None), ill_typed
 
 
 def outcome_of(observation: Any, failure: FailureConvention | None = None) -> Outcome:
@@ -182,8 +220,9 @@ def _crash(exc: BaseException) -> StepResult:
     )
 
 
-def _invalid(message: str) -> StepResult:
-    return StepResult(observation={"error": message}, delta=[], outcome=Outcome.INVALID)
+def _invalid(message: str, ill_typed: str | None = None) -> StepResult:
+    return StepResult(observation={"error": message}, delta=[], outcome=Outcome.INVALID,
+                      info={"ill_typed": ill_typed} if ill_typed else {})
 
 
 @dataclass(frozen=True)
@@ -198,12 +237,14 @@ class StateTemplate:
 class SqlRuntime:
     """Runs an `Env` subclass over an in-memory SQLite database."""
 
-    def __init__(self, env_class: type[Env]) -> None:
+    def __init__(self, env_class: type[Env], *, strict_args: bool = True) -> None:
+        """`strict_args`: an ill-typed call is `invalid` and does not run (False: it runs, flagged)."""
         if not (isinstance(env_class, type) and issubclass(env_class, Env)):
             raise EnvLoadError(f"{env_class!r} is not an Env subclass")
         if not env_class.tables:
             raise EnvLoadError(f"{env_class.__name__}.tables is empty: list the env's SQLModel tables")
         self.env_class = env_class
+        self.strict_args = strict_args
         self._metadatas = _metadatas([*env_class.tables, EnvMeta])
         self.codecs = {
             t.name: _sqlstate.TableCodec.of(t) for md in self._metadatas for t in md.sorted_tables
@@ -261,9 +302,9 @@ class SqlRuntime:
         if action.name not in self.tools:
             return _invalid(f"Unknown tool {action.name!r}. Available: {', '.join(self.tools)}")
         method = getattr(env, action.name)
-        problem = _bind_error(self._signatures[action.name], action.arguments)
+        problem, ill_typed = _argument_problem(self._signatures[action.name], action.arguments, self.strict_args)
         if problem:
-            return _invalid(f"Bad arguments for {action.name}: {problem}")
+            return _invalid(f"Bad arguments for {action.name}: {problem}", ill_typed)
         try:
             observation = to_jsonable(method(**action.arguments))
             session.flush()
@@ -276,6 +317,8 @@ class SqlRuntime:
         except Exception as exc:
             session.rollback()
             result = _crash(exc)
+        if ill_typed:
+            result.info["ill_typed"] = ill_typed
         if snapshot:
             result.state = self.snapshot()
         return result
@@ -355,8 +398,11 @@ class ClassRuntime:
     """
 
     def __init__(self, env_class: type, *, init: InitMode = "auto", failure_exceptions: Sequence[str] = (),
-                 failure: FailureConvention | None = None) -> None:
+                 failure: FailureConvention | None = None, strict_args: bool = True) -> None:
+        """`strict_args`: an ill-typed call is `invalid` and does not run; False (imported envs): it
+        runs as Python would, with `info["ill_typed"]`. `failure`: how the env signals failure."""
         self.env_class = env_class
+        self.strict_args = strict_args
         self.init = _init_mode(env_class) if init == "auto" else init
         self.failure = failure
         self.failure_exceptions = frozenset(failure_exceptions) | frozenset(failure.exceptions if failure else ()) | \
@@ -419,9 +465,9 @@ class ClassRuntime:
         if action.name not in self.tools:
             return _invalid(f"Unknown tool {action.name!r}. Available: {', '.join(self.tools)}")
         method = getattr(self._instance, action.name)
-        problem = _bind_error(self._signatures[action.name], action.arguments)
+        problem, ill_typed = _argument_problem(self._signatures[action.name], action.arguments, self.strict_args)
         if problem:
-            return _invalid(f"Bad arguments for {action.name}: {problem}")
+            return _invalid(f"Bad arguments for {action.name}: {problem}", ill_typed)
         try:
             observation = codec.encode(method(**action.arguments), self.types)
             result = StepResult(observation, [], outcome_of(observation, self.failure))
@@ -440,6 +486,8 @@ class ClassRuntime:
         result.delta, hidden = _tracking.state_delta(before, self._encoded)
         if hidden:
             result.info["hidden_delta"] = [op.to_dict() for op in hidden]
+        if ill_typed:
+            result.info["ill_typed"] = ill_typed
         if snapshot:
             result.state = self._encoded.public if self._encoded is not before else self.snapshot()
         return result
@@ -505,13 +553,13 @@ def runtime_for(module: ModuleType, kind: Literal["sql", "class"], entry: str | 
                 strict_args: bool = True) -> SqlRuntime | ClassRuntime:
     """Build the runtime of an env module: SQL, or a class (an imported convention made one).
 
-    `strict_args` is carried for the argument-checking mode of imported envs (False: ill-typed
-    calls run as Python would run them); ClassRuntime applies it where it supports it.
+    `strict_args=False` (imported envs): ill-typed calls run as Python would run them, flagged
+    `info["ill_typed"]`; strict (synthesized and reference envs): they are `invalid`.
     """
     from catalog.conventions import ConventionError, env_class
 
     if kind == "sql":
-        return SqlRuntime(find_entry(module, entry))
+        return SqlRuntime(find_entry(module, entry), strict_args=strict_args)
     if isinstance(failure, dict):
         failure = FailureConvention.model_validate(failure)
     if convention == "class":
@@ -522,5 +570,5 @@ def runtime_for(module: ModuleType, kind: Literal["sql", "class"], entry: str | 
         except ConventionError as exc:
             raise EnvLoadError(str(exc)) from exc
     return ClassRuntime(target, init=init if convention == "class" else "load_scenario",
-                        failure_exceptions=failure_exceptions, failure=failure)
+                        failure_exceptions=failure_exceptions, failure=failure, strict_args=strict_args)
 

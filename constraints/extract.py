@@ -24,8 +24,19 @@ from libcst.metadata import MetadataWrapper
 from constraints.ir import Node, Translator, render, walk
 from constraints.normalize import MARK, NormalizeError, class_source
 from constraints.schema import annotation_kind, function_ir, imports_of, literal_values, module_parts, table_of
-from constraints.spec import (ConstraintSpec, Effect, Expr, Guard, Kind, Message, Param, ResultShape, ToolKind, ToolSpec,
-                              Unfollowed)
+from constraints.spec import (
+    ConstraintSpec,
+    Effect,
+    Expr,
+    Guard,
+    Kind,
+    Message,
+    Param,
+    ResultShape,
+    ToolKind,
+    ToolSpec,
+    Unfollowed,
+)
 
 __all__ = ["extract_spec", "shared_spec", "guess_entry", "template_regex", "ExtractionError"]
 
@@ -154,7 +165,7 @@ def _extract(source: str, kind: str, entry: str | None = None, *, failure_except
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise ExtractionError(f"env source does not parse: {_syntax_error(source, exc)}") from exc
-    wrapper = MetadataWrapper(module)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # the module was parsed here: no copy needed
     translator = Translator(wrapper.module, wrapper)
     parts = module_parts(translator, wrapper.module)
     tables: dict[str, dict[str, Any]] = {}
@@ -183,6 +194,11 @@ def _extract(source: str, kind: str, entry: str | None = None, *, failure_except
         failure_exceptions=sorted(set(failure_exceptions or []) | {"ToolError"}),
         state_attributes=_state_attributes(methods.get("__init__")) if kind == "class" else sorted(tables),
     )
+    spec.unsure_names = sorted(parts["unsure"] | _mutated_globals(spec))
+    # What can change how `self.x` behaves beyond the class body (a base class, a class decorator).
+    spec.entry_bases = [translator.source(b.value) for b in env_class.bases] + \
+        [translator.source(k.value) for k in env_class.keywords]
+    spec.entry_decorators = [translator.source(d.decorator) for d in env_class.decorators]
     tools = _tool_names(methods, kind)
     spec.tools = {name: _tool_spec(spec, name, tools[name], (declared_kinds or {}).get(name)) for name in tools}
     return spec
@@ -211,6 +227,29 @@ def _tool_names(methods: dict[str, Any], kind: str) -> dict[str, str | None]:
         elif not name.startswith("_"):
             tools[name] = None
     return tools
+
+
+def _mutated_globals(spec: ConstraintSpec) -> set[str]:
+    """Module and class constants some function changes in place: state outside the instance."""
+    names: set[str] = set()
+    for function in [*spec.functions.values(), *spec.methods.values()]:
+        for node in walk(function["body"]):
+            targets: list[Node] = []
+            if node.get("s") in ("assign", "del"):
+                targets = [t for t in node["targets"] if t.get("t") in ("sub", "attr")]
+            elif node.get("s") == "augassign":
+                targets = [node["target"]]
+            elif node.get("t") == "call" and node["fn"].get("t") == "attr" and node["fn"]["name"] in CONTAINER_MUTATORS:
+                targets = [node["fn"]]
+            for target in targets:
+                root = target
+                while root.get("t") in ("sub", "attr") and not (root.get("t") == "attr" and root["obj"] == {"t": "name", "id": "self"}):
+                    root = root["obj"]
+                if root.get("t") == "name" and root["id"] in spec.constants:
+                    names.add(root["id"])
+                elif root.get("t") == "attr" and root["name"] in spec.class_constants:
+                    names.add(root["name"])
+    return names
 
 
 def _state_attributes(init: dict[str, Any] | None) -> list[str]:

@@ -9,6 +9,15 @@ outside raises `Abstain`: the simulator then says "I don't know" rather than gue
 SQL semantics that differ from Python are modelled where they matter (three-valued NULL logic in
 `where` clauses, SQLite's ASCII-only case folding in LIKE, NULL ordering) and abstained on
 where they are not (ties in ORDER BY, type-mixing comparisons, integrity errors).
+
+Class envs run on the real Python values of their state (constraints.values decodes it), so
+operators, builtins and their exceptions are CPython's own. What Python decides from something
+the state does not hold is abstained on: a set's iteration order (in loops, text, keyed sorts),
+identity (`is` beyond None/True/False), the clock and module RNGs (a generator kept in the
+state is run exactly), module and class attributes a call changes, mutable defaults, the
+decimal context, base classes and attribute hooks, unbound locals, and binding errors whose
+message is the runtime's. tests/constraints/adversarial.py and bench/soundness.py check this
+against execution on random envs written to trip it.
 """
 
 from __future__ import annotations
@@ -16,8 +25,13 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import math
-from collections.abc import Callable
-from typing import Any
+import operator
+import random
+import re
+from collections import ChainMap
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from typing import Any, cast
 
 from catalog.argcheck import type_problem
 from catalog.delta import DeltaOp, diff
@@ -25,7 +39,15 @@ from catalog.envkit import DEFAULT_CLOCK, META_TABLE, ToolError, fail, ok
 from catalog.jsonable import to_jsonable
 from catalog.models import Outcome
 from catalog.runtime import outcome_of
+from constraints.ir import walk
 from constraints.spec import ConstraintSpec
+from constraints.values import (
+    UnmodelledValue,
+    decode_state,
+    encode_attributes,
+    encode_value,
+    shared_attributes,
+)
 
 MAX_STEPS = 200_000
 INT64 = (-(2**63), 2**63 - 1)
@@ -150,8 +172,15 @@ SAFE_BUILTINS: dict[str, Any] = {
     "tuple": tuple, "enumerate": enumerate, "zip": zip, "reversed": reversed, "range": _bounded_range,
     "ValueError": ValueError, "KeyError": KeyError, "TypeError": TypeError, "PermissionError": PermissionError,
     "LookupError": LookupError, "RuntimeError": RuntimeError, "Exception": Exception, "IndexError": IndexError,
-    "ok": ok, "fail": fail, "ToolError": ToolError,
+    "ok": ok, "fail": fail, "ToolError": ToolError, "isinstance": isinstance, "ZeroDivisionError": ZeroDivisionError,
+    "ArithmeticError": ArithmeticError, "AttributeError": AttributeError,
 }
+# Builtins whose result does not depend on the iteration order of a set argument (unless they raise).
+ORDER_FREE = {len, sorted, min, max, any, all, set, bool, isinstance}
+MUTABLE = (list, dict, set)
+DECIMAL_MODULE: dict[str, Any] = {"Decimal": Decimal, "ROUND_HALF_UP": "ROUND_HALF_UP", "ROUND_HALF_EVEN": "ROUND_HALF_EVEN",
+                                  "ROUND_DOWN": "ROUND_DOWN", "ROUND_UP": "ROUND_UP", "ROUND_FLOOR": "ROUND_FLOOR",
+                                  "ROUND_CEILING": "ROUND_CEILING", "InvalidOperation": __import__("decimal").InvalidOperation}
 DATETIME_MODULE: dict[str, Any] = {"datetime": dt.datetime, "date": dt.date, "timedelta": dt.timedelta,
                                    "timezone": dt.timezone, "UTC": dt.UTC, "time": dt.time}
 KNOWN_IMPORTS: dict[str, Any] = {
@@ -159,7 +188,8 @@ KNOWN_IMPORTS: dict[str, Any] = {
     "catalog.envkit.ok": ok, "catalog.envkit.fail": fail, "catalog.envkit.ToolError": ToolError,
     "sqlmodel.col": _col, "math": {"floor": math.floor, "ceil": math.ceil},
     "math.floor": math.floor, "math.ceil": math.ceil, "copy.deepcopy": copy.deepcopy,
-    "copy": {"deepcopy": copy.deepcopy},
+    "copy": {"deepcopy": copy.deepcopy}, "decimal": DECIMAL_MODULE,
+    **{f"decimal.{k}": v for k, v in DECIMAL_MODULE.items()},
 }
 SAFE_METHODS: dict[type, set[str]] = {
     str: {"strip", "lower", "upper", "startswith", "endswith", "split", "join", "replace", "title", "capitalize",
@@ -172,13 +202,20 @@ SAFE_METHODS: dict[type, set[str]] = {
                   "time", "timestamp"},
     dt.date: {"isoformat", "weekday", "isoweekday", "replace", "strftime"},
     dt.timedelta: {"total_seconds"},
+    Decimal: {"quantize", "normalize", "to_integral_value", "copy_abs", "is_zero", "is_signed", "adjusted"},
+    # A generator decoded from the state draws exactly what the env's would (same algorithm, same state).
+    random.Random: {"random", "randint", "randrange", "choice", "uniform", "shuffle", "sample", "getrandbits"},
+    tuple: {"index", "count"},
+    frozenset: {"union", "intersection", "difference", "issubset", "issuperset", "isdisjoint"},
 }
+SAFE_METHODS[set] |= {"issubset", "issuperset", "isdisjoint", "update", "difference_update", "intersection_update",
+                      "symmetric_difference"}
 SAFE_ATTRIBUTES: dict[type, set[str]] = {
     dt.datetime: {"year", "month", "day", "hour", "minute", "second", "microsecond", "tzinfo"},
     dt.date: {"year", "month", "day"},
     dt.timedelta: {"days", "seconds", "microseconds"},
 }
-CLASS_METHODS = {dt.datetime: {"fromisoformat", "combine", "strptime"}, dt.date: {"fromisoformat"}}
+CLASS_METHODS: dict[type, set[str]] = {dt.datetime: {"fromisoformat", "combine", "strptime"}, dt.date: {"fromisoformat"}}
 COMPARE_OPS: dict[str, Callable[[Any, Any], Any]] = {
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
     ">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
@@ -200,17 +237,106 @@ def _genuine(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         raise Genuine(exc) from exc
 
 
+def _iterate(value: Any) -> Iterator[Any]:
+    """Iterate as Python does (live: a container changed during the loop behaves as in the env).
+
+    The iteration order of a set depends on its history and on str hashing (which differs
+    between processes), so anything that depends on it is not predicted.
+    """
+    if isinstance(value, (set, frozenset)):
+        raise Abstain("iteration over a set (its order is not in the state)")
+    iterator = _genuine(iter, value)
+    while True:
+        try:
+            yield next(iterator)
+        except StopIteration:
+            return
+        except (Abstain, Genuine, _Return, _Break, _Continue):
+            raise
+        except Exception as exc:
+            raise Genuine(exc) from exc
+
+
+def _has_set(value: Any, depth: int = 0) -> bool:
+    """Whether a value holds a set anywhere (its text would show the set's iteration order)."""
+    if isinstance(value, (set, frozenset)):
+        return True
+    if depth > 50:
+        raise Abstain("value nested too deep to inspect")
+    if isinstance(value, dict):
+        return any(_has_set(k, depth + 1) or _has_set(v, depth + 1) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_set(v, depth + 1) for v in value)
+    return False
+
+
+def _assigned_names(body: list[dict[str, Any]]) -> set[str]:
+    """Names a function body binds (Python makes them local: reading one unbound raises)."""
+    names: set[str] = set()
+
+    def targets(node: dict[str, Any]) -> None:
+        if node.get("t") == "name":
+            names.add(node["id"])
+        elif node.get("t") == "tuple":
+            for item in node["items"]:
+                targets(item)
+
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        kind = node.get("s")
+        if kind == "assign":
+            for target in node["targets"]:
+                targets(target)
+        elif kind in ("augassign", "for"):
+            targets(node["target"])
+        elif kind == "del":
+            for target in node["targets"]:
+                targets(target)
+        for key in ("body", "orelse", "final"):
+            stack.extend(node.get(key) or [])
+        for handler in node.get("handlers") or []:
+            if handler.get("name"):
+                names.add(handler["name"])
+            stack.extend(handler["body"])
+    return names
+
+
+# Caches keyed by id() keep the keyed object too, so an id is never reused while cached.
+_LOCALS: dict[int, tuple[Any, set[str]]] = {}
+
+
+def _locals_of(ir: dict[str, Any]) -> set[str]:
+    cached = _LOCALS.get(id(ir))
+    if cached is None or cached[0] is not ir:
+        if len(_LOCALS) > 4096:
+            _LOCALS.clear()
+        cached = _LOCALS[id(ir)] = (ir, _assigned_names(ir["body"]) | {p["name"] for p in ir["params"]})
+    return cached[1]
+
+
+INPLACE_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv, "//": operator.ifloordiv,
+    "%": operator.imod, "**": operator.ipow, "|": operator.ior, "&": operator.iand,
+}
+
+
 class Interpreter:
     """Runs one tool of a spec on one state; `run` returns (observation, outcome, delta)."""
 
-    def __init__(self, spec: ConstraintSpec, state: dict[str, Any]) -> None:
+    def __init__(self, spec: ConstraintSpec, state: dict[str, Any], *, strict_args: bool = True) -> None:
         self.spec = spec
         self.state = state
+        self.strict_args = strict_args
+        self.hidden_delta: list[DeltaOp] = []
+        self._last_kwargs: dict[str, Any] = {}
+        self._mutable_constants: list[tuple[str, Any, Any]] = []  # (name, value, its encoding at first use)
         self.steps = 0
         self.tables = {**spec.tables, META_TABLE: META_SCHEMA}
         self._rows: dict[str, dict[str, Row]] = {}
         self._constants: dict[str, Any] = {}
         self._class_state: dict[str, Any] | None = None
+        self._shared: set[str] | None = None
         self._frames: list[str] = []
         self.fired: list[tuple[str, int]] = []  # (function, line) of every `if` whose test held
 
@@ -219,26 +345,89 @@ class Interpreter:
         if tool not in self.spec.tools:
             raise Abstain(f"unknown tool {tool}")
         method = self.spec.methods[tool]
+        if _decorators(method):
+            raise Abstain(f"{tool} is decorated")
+        if self.spec.kind == "class":
+            self.check_class()
         params = {p.name: p for p in self.spec.tools[tool].params}
+        posonly = {p["name"] for p in method["params"] if p.get("posonly")}
+        if set(arguments) - set(params) or any(p.required and n not in arguments for n, p in params.items()) \
+                or set(arguments) & posonly:
+            raise Abstain("arguments that do not bind (the runtime's message is not modelled)")
         for name, value in arguments.items():  # the runtimes refuse ill-typed arguments the same way
-            problem = type_problem(name, params[name].annotation, value) if name in params else None
+            annotation = params[name].annotation
+            if annotation and set(_words(annotation)) & self._module_names():
+                raise Abstain(f"annotation {annotation} names something of the module")
+            problem = type_problem(name, annotation, value) if self.strict_args else None
             if problem:
                 return {"error": f"Bad arguments for {tool}: {problem}"}, Outcome.INVALID, []
         try:
             result = self.call_function(Function(method, SELF), [], dict(arguments))
         except Genuine as raised:
             name = type(raised.error).__name__
-            if isinstance(raised.error, ToolError) or name in self.spec.failure_exceptions:
-                return {"success": False, "error": str(raised.error)}, Outcome.FAILURE, []
-            raise Abstain(f"the tool raises {name}: {raised.error}") from None
+            if not (isinstance(raised.error, ToolError) or name in self.spec.failure_exceptions):
+                raise Abstain(f"the tool raises {name}: {raised.error}") from None
+            self.check_constants()
+            failure = {"success": False, "error": str(raised.error)}
+            # SQL envs roll the call back; a class env keeps what the code wrote before raising.
+            return failure, Outcome.FAILURE, self.class_delta() if self.spec.kind == "class" else []
         except RecursionError:
             raise Abstain("recursion too deep") from None
-        observation = self.to_json(result)
+        self.check_constants()
         if self.spec.kind == "sql":
-            after = self.sql_state()
-        else:
-            after = self.to_json(self.class_state())
-        return observation, outcome_of(observation), diff(self.state, after)
+            observation = self.to_json(result)
+            return observation, outcome_of(observation), diff(self.state, self.sql_state())
+        observation = self.encode(result)
+        return observation, outcome_of(observation), self.class_delta()
+
+    def check_class(self) -> None:
+        """Abstain on class envs whose attribute access or values work beyond what the spec shows."""
+        bases = [b for b in self.spec.entry_bases if b != "object"]
+        if bases or self.spec.entry_decorators:
+            raise Abstain(f"the env class has bases or decorators ({', '.join(bases) or 'decorated'})")
+        hooks = {"__getattr__", "__getattribute__", "__setattr__", "__delattr__"} & set(self.spec.methods)
+        if hooks:
+            raise Abstain(f"the env class defines {', '.join(sorted(hooks))}")
+        if _changes_decimal_context(self.spec):
+            raise Abstain("the env changes the decimal context (interpreter-wide state)")
+
+    def check_constants(self) -> None:
+        for name, value, encoded in self._mutable_constants:
+            if self.encode(value) != encoded:
+                raise Abstain(f"the call changes module-level {name} (state outside the instance)")
+
+    def class_delta(self) -> list[DeltaOp]:
+        """The public delta of the call (the hidden one goes to `hidden_delta`)."""
+        if self._class_state is None:
+            return []
+        # The instance's order: attributes it had, then new ones as first assigned (a shared value
+        # is written in full at its first place in that order and referenced after).
+        touched = self._class_state
+        ordered = {name: touched[name] for name in self.state if name in touched}
+        ordered.update((name, value) for name, value in touched.items() if name not in ordered)
+        try:
+            encoded = encode_attributes(ordered)
+        except UnmodelledValue as exc:
+            raise Abstain(str(exc)) from None
+        after = {**self.state, **encoded}  # attributes the call never read are as they were
+        delta = diff({k: v for k, v in self.state.items() if not k.startswith("_")},
+                     {k: v for k, v in after.items() if not k.startswith("_")})
+        self.hidden_delta = diff({k: v for k, v in self.state.items() if k.startswith("_")},
+                                 {k: v for k, v in after.items() if k.startswith("_")})
+        return delta
+
+    def _module_names(self) -> set[str]:
+        """Names an annotation may use that the module defines (an alias such as `OrderId = int`)."""
+        standard = ("typing", "typing_extensions", "collections", "decimal", "datetime", "__future__")
+        imported = {name for name, origin in self.spec.imports.items() if origin.split(".")[0] not in standard}
+        return set(self.spec.constants) | set(self.spec.functions) | imported
+
+    def encode(self, value: Any) -> Any:
+        """A class env's value in the state encoding (catalog.codec), as its runtime writes it."""
+        try:
+            return encode_value(value)
+        except UnmodelledValue as exc:
+            raise Abstain(str(exc)) from None
 
     def to_json(self, value: Any) -> Any:
         try:
@@ -263,14 +452,18 @@ class Interpreter:
         for param, value in zip(params, args, strict=False):
             local[param["name"]] = value
         for name, value in kwargs.items():
-            if name in local or name not in {p["name"] for p in params}:
+            if name in local or name not in {p["name"] for p in params if not p.get("posonly")}:
                 raise Abstain(f"bad argument {name} for {ir['name']}")
             local[name] = value
         for param in params:
             if param["name"] not in local:
                 if not param["has_default"]:
                     raise Abstain(f"missing argument {param['name']}")
-                local[param["name"]] = self.eval(param["default"], {})
+                default = self.eval(param["default"], {})
+                if isinstance(default, MUTABLE):
+                    raise Abstain(f"mutable default of {param['name']} (it persists between calls)")
+                local[param["name"]] = default
+        local["<locals>"] = _locals_of(ir)
         self._frames.append(ir["name"])
         try:
             self.block(ir["body"], local)
@@ -294,9 +487,7 @@ class Interpreter:
             for target in node["targets"]:
                 self.assign(target, value, local)
         elif kind == "augassign":
-            current = self.eval(node["target"], local)
-            value = self.binary(node["op"], current, self.eval(node["value"], local))
-            self.assign(node["target"], value, local)
+            self.augassign(node, local)
         elif kind == "expr":
             self.eval(node["e"], local)
         elif kind == "return":
@@ -309,9 +500,11 @@ class Interpreter:
                 self.block(node["orelse"], local)
         elif kind == "for":
             iterable = self.eval(node["iter"], local)
-            items = list(_genuine(iter, iterable))
             broke = False
-            for item in items:
+            for item in _iterate(iterable):
+                self.steps += 1
+                if self.steps > MAX_STEPS:
+                    raise Abstain("step budget exhausted")
                 self.assign(node["target"], item, local)
                 try:
                     self.block(node["body"], local)
@@ -357,7 +550,11 @@ class Interpreter:
                     if names & set(handler["types"]):
                         if handler["name"]:
                             local[handler["name"]] = raised.error
-                        self.block(handler["body"], local)
+                        try:
+                            self.block(handler["body"], local)
+                        finally:
+                            if handler["name"]:  # Python unbinds the name after the handler
+                                local.pop(handler["name"], None)
                         break
                 else:
                     raise
@@ -373,9 +570,11 @@ class Interpreter:
         if kind == "name":
             local[target["id"]] = value
         elif kind == "tuple":
-            items = list(_genuine(iter, value))
+            if isinstance(value, (set, frozenset)) or not hasattr(value, "__iter__"):
+                raise Abstain("unpacking of a set or a non-iterable (message not modelled)")
+            items = list(_iterate(value))
             if len(items) != len(target["items"]):
-                raise Genuine(ValueError("unpack mismatch"))
+                raise Abstain("unpacking of the wrong number of values (message not modelled)")
             for sub, item in zip(target["items"], items, strict=True):
                 self.assign(sub, item, local)
         elif kind == "attr":
@@ -402,9 +601,48 @@ class Interpreter:
                 raise Abstain("del on a non-container")
             _genuine(container.__delitem__, self.eval(target["index"], local))
         elif target.get("t") == "name":
-            local.pop(target["id"], None)
+            if target["id"] not in local:
+                raise Abstain(f"del of unbound {target['id']}")
+            del local[target["id"]]
         else:
             raise Abstain("unsupported del target")
+
+    def augassign(self, node: dict[str, Any], local: dict[str, Any]) -> None:
+        """`x op= v` as Python runs it: the target once, the in-place operator (aliases see it)."""
+        target, op = node["target"], node["op"]
+        if target.get("t") == "sub":
+            container = self.eval(target["obj"], local)
+            if not isinstance(container, (dict, list)):
+                raise Abstain(f"item assignment on {type(container).__name__}")
+            index = target["index"]
+            if index.get("t") == "slice":
+                raise Abstain("augmented assignment to a slice")
+            key = self.eval(index, local)
+            current = _genuine(lambda: container[key])
+            value = self.inplace(op, current, self.eval(node["value"], local))
+            _genuine(container.__setitem__, key, value)
+        elif target.get("t") == "attr":
+            owner = self.eval(target["obj"], local)
+            current = self.attribute(owner, target["name"])
+            value = self.inplace(op, current, self.eval(node["value"], local))
+            if owner is SELF:
+                self.set_self(target["name"], value)
+            elif isinstance(owner, Row):
+                self.set_field(owner, target["name"], value)
+            else:
+                raise Abstain(f"attribute assignment on {type(owner).__name__}")
+        elif target.get("t") == "name":
+            current = self.lookup(target["id"], local)
+            local[target["id"]] = self.inplace(op, current, self.eval(node["value"], local))
+        else:
+            raise Abstain("unsupported augmented assignment target")
+
+    def inplace(self, op: str, left: Any, right: Any) -> Any:
+        if self.spec.kind != "class":
+            return self.binary(op, left, right)
+        if isinstance(left, (Pred, ColumnRef, Row, ModelRef, Opaque)) or isinstance(right, (Pred, ColumnRef, Row, ModelRef, Opaque)):
+            raise Abstain(f"operator {op}= on a modelled object")
+        return _genuine(INPLACE_OPS[op], left, right)
 
     # --- expressions ----------------------------------------------------------------------
     def truth(self, value: Any) -> bool:
@@ -494,8 +732,10 @@ class Interpreter:
                 text += part
                 continue
             value = self.eval(part["e"], local)
-            if isinstance(value, (Row, ModelRef, ColumnRef, Pred, Function, Opaque, _Self)):
+            if isinstance(value, (Row, ModelRef, ColumnRef, Pred, Function, Opaque, _Self, random.Random)):
                 raise Abstain("formatting an object the interpreter models differently")
+            if _has_set(value):
+                raise Abstain("formatting a set (its order is not in the state)")
             if part["conv"] == "r":
                 value = _genuine(repr, value)
             elif part["conv"] == "s":
@@ -504,28 +744,40 @@ class Interpreter:
         return text
 
     def comprehension(self, node: dict[str, Any], local: dict[str, Any]) -> Any:
-        scope = dict(local)
-        results: list[Any] = []
+        """Comprehensions as Python runs them: own scope, live iteration, lazy generators.
 
-        def generate(index: int) -> None:
+        A generator is lazy so that `any(...)` stops at the first true item, as in Python.
+        """
+        # Names the comprehension binds are its own; others are read live from the enclosing
+        # scope (a generator consumed later sees later values, as in Python).
+        scope = cast(dict[str, Any], ChainMap({}, local))
+        first = self.eval(node["gens"][0]["iter"], scope)  # Python evaluates it before anything else
+
+        def generate(index: int) -> Iterator[Any]:
             if index == len(node["gens"]):
                 if node["kind"] == "dict":
-                    results.append((self.eval(node["key"], scope), self.eval(node["elt"], scope)))
+                    yield self.eval(node["key"], scope), self.eval(node["elt"], scope)
                 else:
-                    results.append(self.eval(node["elt"], scope))
+                    yield self.eval(node["elt"], scope)
                 return
             generator = node["gens"][index]
-            for item in list(_genuine(iter, self.eval(generator["iter"], scope))):
+            iterable = first if index == 0 else self.eval(generator["iter"], scope)
+            for item in _iterate(iterable):
                 self.steps += 1
                 if self.steps > MAX_STEPS:
                     raise Abstain("step budget exhausted")
                 self.assign(generator["target"], item, scope)
                 if all(self.truth(self.eval(test, scope)) for test in generator["ifs"]):
-                    generate(index + 1)
+                    yield from generate(index + 1)
 
-        generate(0)
+        if node["kind"] == "gen":
+            return generate(0)
+        results = list(generate(0))
         if node["kind"] == "dict":
-            return dict(results)
+            out: dict[Any, Any] = {}
+            for key, value in results:
+                _genuine(out.__setitem__, key, value)
+            return out
         if node["kind"] == "set":
             return _genuine(set, results)
         return results
@@ -533,13 +785,21 @@ class Interpreter:
     def lookup(self, name: str, local: dict[str, Any]) -> Any:
         if name in local:
             return local[name]
+        if name in local.get("<locals>", ()):
+            raise Abstain(f"local {name} read before it is bound (UnboundLocalError)")
+        unsure = self.spec.unsure_names
         if name in self._constants:
             return self._constants[name]
         if name in self.spec.constants:
+            if name in unsure or "*" in unsure:
+                raise Abstain(f"module-level {name} may be changed by module code")
             value = self.eval(self.spec.constants[name], {})
             self._constants[name] = value
+            self._watch(name, value)
             return value
         if name in self.spec.functions:
+            if _decorators(self.spec.functions[name]) or name in unsure or "*" in unsure:
+                raise Abstain(f"function {name} is decorated or rebound")
             return Function(self.spec.functions[name])
         if name in self.spec.models:
             return ModelRef(self.spec.models[name])
@@ -565,7 +825,7 @@ class Interpreter:
             return ColumnRef(owner.table, name)
         if isinstance(owner, ColumnRef):
             return _BoundColumnMethod(owner, name)
-        if isinstance(owner, dict) and owner in (DATETIME_MODULE, KNOWN_IMPORTS.get("math"), KNOWN_IMPORTS.get("copy")):
+        if isinstance(owner, dict) and any(owner is m for m in (DATETIME_MODULE, KNOWN_IMPORTS["math"], KNOWN_IMPORTS["copy"], DECIMAL_MODULE)):
             if name not in owner:
                 raise Abstain(f"unknown module attribute {name}")
             return owner[name]
@@ -574,7 +834,7 @@ class Interpreter:
         if isinstance(owner, dt.timezone) or owner is dt.timezone:
             if name == "utc":
                 return dt.UTC
-        for kind in (dt.datetime, dt.date, dt.timedelta, str, list, dict, set):
+        for kind in (dt.datetime, dt.date, dt.timedelta, str, list, dict, set, Decimal, random.Random, tuple, frozenset):
             if type(owner) is kind:
                 if name in SAFE_METHODS.get(kind, set()) or name in SAFE_ATTRIBUTES.get(kind, set()):
                     return getattr(owner, name)
@@ -603,44 +863,109 @@ class Interpreter:
             return _col(*args)
         if callable(function) and (function in SAFE_BUILTINS.values() or function in KNOWN_IMPORTS.values()
                                    or function in DATETIME_MODULE.values() or _is_safe_bound(function)):
-            if function is sorted and "key" in kwargs:
-                raise Abstain("sorted with a key function")
             for value in [*args, *kwargs.values()]:
                 if function in (ok, fail, len, list):
                     break  # they only wrap or count: records pass through as values
                 if isinstance(value, (Row, ModelRef, ColumnRef, Pred, Function, Opaque, _Self)):
                     raise Abstain("builtin applied to a modelled object")
+            self._last_kwargs = kwargs
+            self.check_order_free(function, [*args, *kwargs.values()])
+            if function in ORDER_FREE and any(isinstance(a, (set, frozenset)) for a in args):
+                try:
+                    return _genuine(function, *args, **kwargs)
+                except Genuine:
+                    raise Abstain("a builtin over a set raises (what it meets first depends on order)") from None
             return _genuine(function, *args, **kwargs)
         raise Abstain(f"call of {type(function).__name__}")
+
+    def check_order_free(self, function: Any, values: list[Any]) -> None:
+        """Abstain where a result would show a set's iteration order (not in the state)."""
+        if function in (sorted, min, max) and "key" in self._last_kwargs and any(
+                isinstance(v, (set, frozenset)) for v in values):
+            raise Abstain("ties under a key function keep a set's order")
+        if function in (str, repr, format, ok, fail) or getattr(function, "__name__", "") in ("format", "join"):
+            if any(_has_set(v) for v in values):
+                raise Abstain("text of a set (its order is not in the state)")
+        elif function in ORDER_FREE or (isinstance(getattr(function, "__self__", None), (set, frozenset))
+                                        and not isinstance(function, type)):
+            return
+        elif any(isinstance(v, (set, frozenset)) for v in values):
+            raise Abstain("a set passed where its order matters")
 
     # --- the env object ---------------------------------------------------------------------
     def self_method(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if self.spec.kind == "sql" and name in ("get", "select", "add", "delete", "now", "new_id"):
             return getattr(self, f"sql_{name}")(*args, **kwargs)
-        if name in self.spec.methods:
+        if self.spec.kind == "sql" and name in self.spec.methods:
             return self.call_function(Function(self.spec.methods[name], SELF), args, kwargs)
-        raise Abstain(f"self.{name} is not modelled")
+        target = self.get_self(name)
+        if isinstance(target, Function):
+            return self.call_function(target, args, kwargs)
+        raise Abstain(f"self.{name}(...) calls a {type(target).__name__}")
 
     def get_self(self, name: str) -> Any:
-        if name in self.spec.methods:
-            return Function(self.spec.methods[name], SELF)
+        """`self.name` in Python's order: a property, the instance's attribute, a method, a class attribute."""
+        method = self.spec.methods.get(name)
+        if method is not None and name in self.spec.class_constants:
+            raise Abstain(f"{name} is both a method and a class attribute")
+        decorators = _decorators(method) if method is not None else []
+        if method is not None and decorators == ["property"]:
+            return self.call_function(Function(method, SELF), [], {})
         if self.spec.kind == "class":
             state = self.class_state()
             if name in state:
                 return state[name]
+            if name in self.state:
+                return self.decode_attribute(name)
+        if method is not None:
+            if not decorators:
+                return Function(method, SELF)
+            if decorators == ["staticmethod"]:
+                return Function(method)
+            raise Abstain(f"self.{name} is decorated ({', '.join(decorators)})")
         if name in self.spec.class_constants:
-            return self.eval(self.spec.class_constants[name], {})
+            if name in self.spec.unsure_names or "*" in self.spec.unsure_names:
+                raise Abstain(f"class attribute {name} may change")
+            value = self.eval(self.spec.class_constants[name], {})
+            self._watch(f"class attribute {name}", value)
+            return value
         raise Abstain(f"self.{name} is not in the state")
 
     def set_self(self, name: str, value: Any) -> None:
-        if self.spec.kind != "class" or name.startswith("_"):
+        if self.spec.kind != "class" or name.startswith("__") or name.startswith("_envforge"):
             raise Abstain(f"assignment to self.{name}")
+        if name in self.spec.methods:
+            raise Abstain(f"assignment over method {name}")
         self.class_state()[name] = value
 
     def class_state(self) -> dict[str, Any]:
+        """The instance attributes the call has read or written, as Python values.
+
+        Attributes are decoded when first read, so a value the interpreter does not model (an
+        object graph, say) only matters to the calls that touch it.
+        """
         if self._class_state is None:
-            self._class_state = copy.deepcopy(self.state)
+            self._class_state = {}
         return self._class_state
+
+    def decode_attribute(self, name: str) -> Any:
+        if self._shared is None:
+            self._shared = shared_attributes(self.state)
+        # Attributes that reference each other are decoded in one pass, so they share as they did.
+        group = [n for n in self.state if n in self._shared] if name in self._shared else [name]
+        try:
+            values = decode_state({n: self.state[n] for n in group})
+        except UnmodelledValue as exc:
+            raise Abstain(f"state holds {exc}") from None
+        state = self.class_state()
+        for other in group:
+            state.setdefault(other, values[other])
+        return state[name]
+
+    def _watch(self, name: str, value: Any) -> None:
+        """Remember a mutable module-level value: a call that changes it changes hidden state."""
+        if isinstance(value, MUTABLE) and not any(v is value for _, v, _ in self._mutable_constants):
+            self._mutable_constants.append((name, value, self.encode(value)))
 
     # --- SQL primitives ------------------------------------------------------------------------
     def rows(self, table: str) -> dict[str, Row]:
@@ -654,7 +979,7 @@ class Interpreter:
 
     def typed(self, schema: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
         """A JSON record as the ORM would load it (floats as float, times as aware datetimes)."""
-        values = {}
+        values: dict[str, Any] = {}
         for name, column in schema["columns"].items():
             value = record.get(name)
             kind = column["kind"]
@@ -710,7 +1035,7 @@ class Interpreter:
         if not all(isinstance(k.column, ColumnRef) and k.column.table == table for k in keys):
             raise Abstain("order_by on something other than this table's columns")
         for order in reversed(keys):
-            rows.sort(key=lambda r, o=order: _null_order(r.values[o.column.field]), reverse=order.descending)
+            rows.sort(key=_order_key(order.column.field), reverse=order.descending)
         if keys[-1].column.field != pk:
             signature = [tuple(r.values[k.column.field] for k in keys) for r in rows]
             if len(set(map(repr, signature))) != len(signature):
@@ -823,6 +1148,8 @@ class Interpreter:
             return Pred(_and_or(op, left.test, right.test))
         if isinstance(left, (Pred, ColumnRef, Row, ModelRef, Opaque)) or isinstance(right, (Pred, ColumnRef, Row, ModelRef, Opaque)):
             raise Abstain(f"operator {op} on a modelled object")
+        if op == "%" and isinstance(left, str) and _has_set(right):
+            raise Abstain("text of a set (its order is not in the state)")
         return _genuine(BINARY_OPS[op], left, right)
 
     def compare(self, op: str, left: Any, right: Any) -> Any:
@@ -837,6 +1164,9 @@ class Interpreter:
             if op in ("==", "!=") and (isinstance(left, Row) or isinstance(right, Row)):
                 return COMPARE_OPS["is" if op == "==" else "is not"](left, right)
             raise Abstain(f"comparison {op} on a modelled object")
+        if op in ("is", "is not") and not any(v is None or v is True or v is False or v is Ellipsis
+                                              for v in (left, right)):
+            raise Abstain("identity of values (interning and aliasing are not in the state)")
         return _genuine(COMPARE_OPS[op], left, right)
 
 
@@ -928,11 +1258,44 @@ def _and_or(op: str, left: Callable[[Row], Any], right: Callable[[Row], Any]) ->
     return test
 
 
+def _order_key(field: str) -> Callable[[Row], tuple[int, Any]]:
+    return lambda row: _null_order(row.values[field])
+
+
 def _null_order(value: Any) -> tuple[int, Any]:
     """SQLite sorts NULL first ascending (and so last descending)."""
     if value is None:
         return (0, 0)
     return (1, value)
+
+
+_DECIMAL_CONTEXT = {"getcontext", "setcontext", "localcontext", "DefaultContext"}
+_CONTEXT_USE: dict[int, tuple[Any, bool]] = {}
+
+
+def _changes_decimal_context(spec: ConstraintSpec) -> bool:
+    """Whether module code touches the decimal context (then Decimal results depend on earlier calls)."""
+    cached = _CONTEXT_USE.get(id(spec))
+    if cached is None or cached[0] is not spec:
+        if len(_CONTEXT_USE) > 4096:
+            _CONTEXT_USE.clear()
+        names = {n.get("id") for n in walk([spec.methods, spec.functions, spec.constants])
+                 if n.get("t") == "name"} | {n.get("name") for n in walk([spec.methods, spec.functions,
+                                                                        spec.constants]) if n.get("t") == "attr"}
+        origins = {spec.imports[n].split(".")[-1] for n in names if n in spec.imports}
+        uses = bool((names | origins) & _DECIMAL_CONTEXT) or bool(
+            "*" in spec.unsure_names and "decimal" in {o.split(".")[0] for o in spec.imports.values()})
+        cached = _CONTEXT_USE[id(spec)] = (spec, uses)
+    return cached[1]
+
+
+def _decorators(function: dict[str, Any]) -> list[str]:
+    """A function's decorators that change how it runs (envkit's `tool(...)` only marks it)."""
+    return [d for d in function.get("decorators") or [] if not re.fullmatch(r"(envkit\.)?tool\(.*\)", d, re.DOTALL)]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
 
 
 def _is_safe_bound(function: Any) -> bool:

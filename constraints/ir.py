@@ -183,8 +183,11 @@ class Translator:
         return out
 
     def _with_position(self, node: Node, origin: cst.CSTNode) -> Node:
-        node.setdefault("line", self.line(origin))
-        node.setdefault("src", self.source(origin).splitlines()[0] if self.source(origin) else "")
+        if "line" not in node:
+            node["line"] = self.line(origin)
+        if "src" not in node:  # rendering a compound statement's source is costly: only when needed
+            source = self.source(origin)
+            node["src"] = source.splitlines()[0] if source else ""
         return node
 
     def small(self, node: cst.CSTNode) -> Node:

@@ -86,7 +86,7 @@ def function_ir(translator: Translator, node: cst.FunctionDef) -> dict[str, Any]
     params = []
     for param in [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]:
         params.append({
-            "name": param.name.value,
+            "name": param.name.value, "posonly": param in node.params.posonly_params,
             "annotation": translator.source(param.annotation.annotation) if param.annotation else None,
             "default": translator.expr(param.default) if param.default is not None else None,
             "has_default": param.default is not None,
@@ -159,12 +159,23 @@ def module_parts(translator: Translator, module: cst.Module) -> dict[str, Any]:
     constants: dict[str, Node] = {}
     functions: dict[str, Any] = {}
     classes: dict[str, cst.ClassDef] = {}
+    unsure: set[str] = set()  # names module code may rebind or change after their definition ("*": any)
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom, cst.Pass)) or (
+                        isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))):
+                    continue
+                if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
+                        small.targets[0].target, (cst.Name, cst.Tuple))) and not (
+                        isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)):
+                    unsure.add("*")
+                    continue
                 if isinstance(small, cst.Assign) and len(small.targets) == 1:
                     target = small.targets[0].target
                     if isinstance(target, cst.Name):
+                        if target.value in constants or target.value in functions:
+                            unsure.add(target.value)
                         constants[target.value] = translator.expr(small.value)
                     elif isinstance(target, cst.Tuple) and isinstance(small.value, cst.Tuple):
                         for t, v in zip(target.elements, small.value.elements, strict=False):
@@ -173,7 +184,16 @@ def module_parts(translator: Translator, module: cst.Module) -> dict[str, Any]:
                 elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value:
                     constants[small.target.value] = translator.expr(small.value)
         elif isinstance(statement, cst.FunctionDef):
+            if statement.name.value in constants or statement.name.value in functions:
+                unsure.add(statement.name.value)
             functions[statement.name.value] = function_ir(translator, statement)
         elif isinstance(statement, cst.ClassDef):
             classes[statement.name.value] = statement
-    return {"constants": constants, "functions": functions, "classes": classes}
+        elif not _is_main_guard(statement):
+            unsure.add("*")  # an if/for/try/with at module level may bind or change anything
+    return {"constants": constants, "functions": functions, "classes": classes, "unsure": unsure}
+
+
+def _is_main_guard(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.If) and isinstance(statement.test, cst.Comparison) and \
+        isinstance(statement.test.left, cst.Name) and statement.test.left.value == "__name__"

@@ -37,6 +37,7 @@ class Prediction:
     abstained: bool = False
     reason: str | None = None
     fired: list[tuple[str, int]] = field(default_factory=list)
+    hidden_delta: list[DeltaOp] = field(default_factory=list)
 
 
 def item_spec(item: BenchItem) -> ConstraintSpec:
@@ -55,9 +56,14 @@ class SpecSimulator:
     name = "spec"
     mode = "spec"
 
-    def __init__(self, spec: ConstraintSpec | None = None) -> None:
-        """`spec`: the env whose calls `predict(state, action)` answers; items bring their own."""
+    def __init__(self, spec: ConstraintSpec | None = None, *, strict_args: bool = True) -> None:
+        """`spec`: the env whose calls `predict(state, action)` answers; items bring their own.
+
+        `strict_args`: ill-typed calls are invalid (envforge's runtimes in strict mode); without
+        it they run as Python would run them (imported envs).
+        """
         self.spec = spec
+        self.strict_args = strict_args
 
     @overload
     def predict(self, state: BenchItem, action: None = None) -> SimResult: ...
@@ -67,20 +73,24 @@ class SpecSimulator:
 
     def predict(self, state: dict[str, Any] | BenchItem,
                 action: Action | dict[str, Any] | None = None) -> Prediction | SimResult:
-        """Predict one call on `state` (canonical JSON), or answer a benchmark item; never raises for an unmodelled call."""
+        """Predict one call on `state`, or answer a benchmark item; never raises for an unmodelled call.
+
+        A class env's state is in catalog.codec's encoding, with hidden attributes if the
+        snapshot has them.
+        """
         if isinstance(state, BenchItem):
             return self._answer(state)
         if self.spec is None or action is None:
             raise TypeError("predict(state, action) needs a simulator made with a spec: SpecSimulator(spec)")
         action = action if isinstance(action, Action) else Action.model_validate(action)
-        interpreter = Interpreter(self.spec, state)
+        interpreter = Interpreter(self.spec, state, strict_args=self.strict_args)
         try:
             observation, outcome, delta = interpreter.run(action.name, action.arguments)
         except Abstain as abstain:
             return Prediction(abstained=True, reason=abstain.reason, fired=interpreter.fired)
         except RecursionError:
             return Prediction(abstained=True, reason="recursion too deep")
-        return Prediction(observation, delta, outcome, fired=interpreter.fired)
+        return Prediction(observation, delta, outcome, fired=interpreter.fired, hidden_delta=interpreter.hidden_delta)
 
     def _answer(self, item: BenchItem) -> SimResult:
         """Run the spec's program of the item's env for the item's action on the item's state."""

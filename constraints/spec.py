@@ -256,6 +256,12 @@ class ConstraintSpec:
     failure_exceptions: list[str] = field(default_factory=list)
     state_attributes: list[str] = field(default_factory=list)
     tools: dict[str, ToolSpec] = field(default_factory=dict)
+    # What the simulator must not trust (constraints/interpreter.py abstains on them): module or
+    # class names that module code rebinds or that some function changes in place ("*": any), and
+    # the env class's bases and decorators (they can change what `self.x` does).
+    unsure_names: list[str] = field(default_factory=list)
+    entry_bases: list[str] = field(default_factory=list)
+    entry_decorators: list[str] = field(default_factory=list)
 
     def guards(self) -> dict[tuple[str, int], Guard]:
         """Every guard by its place in the code (one in a helper shared by several tools counts once)."""
@@ -274,6 +280,8 @@ class ConstraintSpec:
             "class_constants": self.class_constants, "methods": self.methods,
             "failure_exceptions": self.failure_exceptions, "state_attributes": self.state_attributes,
             "tools": {name: tool.to_dict() for name, tool in self.tools.items()},
+            "unsure_names": self.unsure_names, "entry_bases": self.entry_bases,
+            "entry_decorators": self.entry_decorators,
         }
 
     @classmethod
@@ -289,4 +297,6 @@ class ConstraintSpec:
             class_constants=dict(data.get("class_constants", {})), methods=dict(data.get("methods", {})),
             failure_exceptions=list(data.get("failure_exceptions", [])),
             state_attributes=list(data.get("state_attributes", [])),
-            tools={name: ToolSpec.from_dict({"name": name, **tool}) for name, tool in data.get("tools", {}).items()})
+            tools={name: ToolSpec.from_dict({"name": name, **tool}) for name, tool in data.get("tools", {}).items()},
+            unsure_names=list(data.get("unsure_names", [])), entry_bases=list(data.get("entry_bases", [])),
+            entry_decorators=list(data.get("entry_decorators", [])))

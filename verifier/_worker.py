@@ -143,6 +143,7 @@ def zygote_main(config_json: str) -> None:
     import verifier._mounts as mounts
     import verifier._seccomp  # noqa: F401
     import verifier.frames  # noqa: F401
+    import verifier.globalstate  # noqa: F401
     from verifier.allowlist import ALLOWED_IMPORTS
 
     for name in (*ALLOWED_IMPORTS, *PRELOADED, "pyseccomp"):
@@ -264,6 +265,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
     from verifier._seccomp import load_filter
     from verifier.allowlist import ALLOWED_IMPORTS, check_imports
     from verifier.frames import MAX_FRAME, FrameError, read_frame_blocking
+    from verifier.globalstate import EnvGlobals, changed, fingerprint
     from verifier.isolation import VIOLATION_STATUS
 
     protocol_in = protocol_out = fd
@@ -289,6 +291,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
     sys.addaudithook(make_hook(scratch, allowed, roots, protocol_out, VIOLATION_STATUS))
 
     runtime: Any = None
+    env_globals: Any = None
     has_state = False
     states: dict[str, Any] = {}
     while True:
@@ -312,6 +315,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                                       failure_exceptions=job.get("failure_exceptions", []),
                                       convention=job.get("convention", "class"), failure=job.get("failure"),
                                       strict_args=bool(job.get("strict_args", True)))
+                env_globals = EnvGlobals(module, env_dir)
             if job.get("state_name"):
                 name = job["state_name"]
                 if name not in states:
@@ -337,7 +341,11 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                 if not channel.send(_run_task(runtime, job["task"])):
                     event = "output_too_large"
             for action in job["actions"]:
+                before = fingerprint(env_globals)
                 result = runtime.call(action, snapshot=job.get("snapshot", False))
+                moved = changed(before, fingerprint(env_globals))
+                if moved:  # interpreter-wide state this call changed (verifier/globalstate.py)
+                    result.info["global_change"] = moved
                 if hidden and job.get("snapshot"):
                     result.state = runtime.snapshot(hidden=True)
                 call_event = None

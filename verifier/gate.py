@@ -77,8 +77,9 @@ def broken_env_report(env_id: str, reason: str, gate: float = GATE) -> dict[str,
 
 
 def _scored(env_id: str, checks: list[CheckResult], gate: float, plan: str, seconds: float) -> dict[str, Any]:
-    passed = sum(c.ok for c in checks)
-    score = round(passed / len(checks), 4)
+    scored = [c for c in checks if not c.informational]  # information (e.g. hidden writes seen) is no verdict
+    passed = sum(c.ok for c in scored)
+    score = round(passed / len(scored), 4)
     critical_failures = [c.name for c in checks if not c.ok and c.critical]
     return {
         "env": env_id, "score": score, "passed": score >= gate and not critical_failures, "gate": gate,

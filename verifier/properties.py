@@ -3,8 +3,16 @@
 Calls are drawn from the constraint spec (parameter types, enum values) and the initial states
 (ids of the collection a parameter names, values of same-named fields), with boundary values
 (empty and unicode strings, zero, negatives, huge numbers, unknown ids, None where a parameter
-is nullable), in sequences of one to three calls. Each property is searched with
-`hypothesis.find`, so a violation comes back shrunk to a minimal counterexample.
+is nullable), in sequences of one to three calls. Every drawn argument is well-typed by the
+tool's own annotations (verifier/typed_values.py), so a crash is a promise the code broke, not a
+call it never accepted. Each property is searched with `hypothesis.find`, so a violation comes
+back shrunk to a minimal counterexample.
+
+Besides the properties that fail an env, some findings hold on real envs written elsewhere
+(verifier/findings.py): non-determinism with its cause (clock or RNG), hidden writes (private
+attributes a call changed, from `info["hidden_delta"]`), interpreter-wide state a call changed
+(`info["global_change"]`, measured in the worker), and error strings that count as success.
+Ill-typed calls an imported env accepts (faithful runtimes run them) are information only.
 """
 
 from __future__ import annotations
@@ -23,13 +31,16 @@ from catalog.store import EnvHandle
 from constraints.completeness import CandidateCache, CompletenessRun
 from constraints.spec import ConstraintSpec, Param, ToolSpec
 from verifier.executor import SandboxExecutor
+from verifier.findings import READ_PREFIXES, determinism_cause, first_difference, looks_like_error
 from verifier.intent import PlanSimulator, disagreement
 from verifier.sandbox import Job, JobResult, SandboxPool
+from verifier.typed_values import boundary, fitting, from_state, ill_typed_value, param_form, state_keys
 
 Sequence = tuple[str, list[Action]]
 
 
-MINOR_CHECKS = frozenset({"every_guard_reachable", "declared_kind_matches_code", "judge_agrees_with_execution"})
+MINOR_CHECKS = frozenset({"every_guard_reachable", "declared_kind_matches_code", "judge_agrees_with_execution",
+                          "read_tools_keep_hidden_state", "errors_signalled_as_failures"})
 
 
 @dataclass
@@ -45,28 +56,15 @@ class CheckResult:
     ok: bool
     counterexample: dict[str, Any] | None = None
     detail: str = ""
+    informational: bool = False  # information, not a verdict: left out of the score
 
     @property
     def critical(self) -> bool:
-        return self.name not in MINOR_CHECKS
+        return self.name not in MINOR_CHECKS and not self.informational
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "ok": self.ok, "critical": self.critical, "counterexample": self.counterexample,
-                "detail": self.detail}
-
-
-def _boundary(param: Param) -> st.SearchStrategy[Any]:
-    kind = param.json_type
-    if kind == "string":
-        return st.one_of(st.sampled_from(["", " ", "unknown-id", "x" * 300]), st.text(max_size=6))
-    if kind == "integer":
-        return st.one_of(st.sampled_from([0, -1, 2**31, -(2**31)]), st.integers(-(10**12), 10**12))
-    if kind == "number":
-        return st.one_of(st.sampled_from([0.0, -1.0, 1e-9, 1e12]),
-                         st.floats(allow_nan=False, allow_infinity=False, width=64))
-    if kind == "boolean":
-        return st.booleans()
-    return st.one_of(st.none(), st.text(max_size=4), st.integers(-5, 5))
+                "detail": self.detail, "informational": self.informational}
 
 
 def _pattern(path: list[str]) -> list[re.Pattern[str]]:
@@ -87,7 +85,12 @@ class PropertySuite:
         self.executor = SandboxExecutor(handle, pool)
         self.candidates = CandidateCache()
         self._cache: dict[str, JobResult] = {}
+        self._sequences: dict[str, Sequence] = {}
         self._write_patterns = {name: self._patterns(tool) for name, tool in spec.tools.items()}
+        self._forms = {tool: {p.name: param_form(p) for p in spec.tools[tool].params} for tool in spec.tools}
+        self._details: dict[str, str] = {}
+        self.faithful = not getattr(handle.manifest, "strict_args", True)
+        self.failure = getattr(handle.manifest, "failure", None)
 
     # --- generation -------------------------------------------------------------------------
     def _action(self, state: dict[str, Any]) -> st.SearchStrategy[Action]:
@@ -100,10 +103,13 @@ class PropertySuite:
             for param in self.spec.tools[tool].params:
                 if not param.required and draw(st.booleans()):
                     continue
-                options, from_state = self.candidates.get(param, state)
-                realistic = st.sampled_from(from_state)
-                arguments[param.name] = draw(st.one_of(realistic, realistic, realistic, st.sampled_from(options),
-                                                          _boundary(param)))
+                form = self._forms[tool][param.name]
+                options, realistic_values = self.candidates.get(param, state)
+                keyed = from_state(form, state_keys(param.name, state))  # ids of the collection it names
+                realistic = from_state(form, realistic_values)
+                every = from_state(form, options)
+                choices = [c for c in (keyed, keyed, keyed, realistic, realistic, every) if c is not None]
+                arguments[param.name] = draw(st.one_of(*choices, boundary(param, form)))
             return Action(name=tool, arguments=arguments)
 
         return build()
@@ -118,20 +124,56 @@ class PropertySuite:
         key = repr((state_name, [a.model_dump() for a in actions]))
         if key not in self._cache:
             self._cache[key] = self.executor.job(state_name, actions)
+            self._sequences[key] = sequence
         return self._cache[key]
 
     def search(self, name: str, violated: Any) -> CheckResult:
         """Look for a sequence violating a property; shrink it if found."""
         config = settings(max_examples=self.examples, derandomize=True, database=None, deadline=None,
                           suppress_health_check=list(HealthCheck))
+        seen: list[Sequence] = []
+
+        def check(seq: Sequence) -> bool:
+            hit = bool(violated(seq))
+            if hit and not seen:
+                seen.append(seq)
+            return hit
+
         try:
-            found = find(self.sequences(), lambda seq: bool(violated(seq)), settings=config)
+            found = find(self.sequences(), check, settings=config)
         except NoSuchExample:
             return CheckResult(name, True)
-        detail = violated(found)
+        except BaseException as exc:  # a flaky property (non-determinism itself) stops hypothesis' shrinking
+            if not seen or isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            found = seen[0]
+        found = self._fewer_calls(found, violated)
+        detail = violated(found) or self._details.get(name, "")
         state_name, actions = found
         return CheckResult(name, False, {"state": state_name, "actions": [a.model_dump() for a in actions],
                                          "results": [c.__dict__ for c in self.run(found).calls]}, str(detail))
+
+    def search_seen(self, name: str, violated: Any) -> CheckResult:
+        """Like `search`, for a property of results alone: when earlier searches already ran as
+        many sequences as one search would, look through those first and search (to shrink)
+        only if one of them violates it."""
+        if len(self._sequences) < self.examples // 2:
+            return self.search(name, violated)
+        if not any(violated(seq) for seq in list(self._sequences.values())):
+            return CheckResult(name, True, detail=f"none in {len(self._sequences)} call sequences")
+        return self.search(name, violated)
+
+    def _fewer_calls(self, found: Sequence, violated: Any) -> Sequence:
+        """Drop calls the violation does not need (hypothesis does not always delete a leading no-op)."""
+        state_name, actions = found
+        index = 0
+        while len(actions) > 1 and index < len(actions):
+            shorter = [a for i, a in enumerate(actions) if i != index]
+            if violated((state_name, shorter)):
+                actions = shorter
+            else:
+                index += 1
+        return state_name, actions
 
     # --- the properties ---------------------------------------------------------------------
     def check_no_crash(self) -> CheckResult:
@@ -140,6 +182,8 @@ class PropertySuite:
             if result.event:
                 return f"sandbox event: {result.event}"
             for call in result.calls:
+                if call.info.get("ill_typed"):
+                    return None  # Python's own behaviour on a call the annotations rule out (and what follows it)
                 if call.outcome in ("crash", "invalid") or call.event:
                     return f"{call.outcome}: {call.observation}"
             return None
@@ -191,13 +235,116 @@ class PropertySuite:
         return self.search("read_tools_write_nothing", violated)
 
     def check_determinism(self) -> CheckResult:
+        """The same calls on the same state, in two fresh runtimes, give the same results; else name the cause."""
         def violated(seq: Sequence) -> str | None:
             first = self.run(seq)
             second = self.executor.job(seq[0], seq[1])
             one = [(c.observation, c.delta, c.outcome, c.state) for c in first.calls]
             two = [(c.observation, c.delta, c.outcome, c.state) for c in second.calls]
-            return None if one == two and first.event == second.event else "same calls on the same state differed"
+            if one == two and first.event == second.event:
+                return None
+            index, where = first_difference(first.calls, second.calls)
+            tool = seq[1][index].name if index < len(seq[1]) else "?"
+            cause = determinism_cause(first.calls, second.calls, index, self.handle.source())
+            message = f"same calls on the same state differed at call {index + 1} ({tool}): {where}; cause: {cause}"
+            self._details["deterministic"] = message
+            return message
         return self.search("deterministic", violated)
+
+    def _readers(self) -> set[str]:
+        """Tools that should not change state: declared or inferred reads, and tools named like reads."""
+        return {n for n, t in self.spec.tools.items()
+                if t.kind == "read" or n.startswith(READ_PREFIXES)}
+
+    def check_hidden_writes_in_reads(self) -> CheckResult:
+        """A read tool must not change private attributes either (a cache, an RNG, a cursor)."""
+        readers = self._readers()
+
+        def violated(seq: Sequence) -> str | None:
+            for action, call in zip(seq[1], self.run(seq).calls, strict=False):
+                hidden = call.info.get("hidden_delta") or []
+                if action.name in readers and hidden:
+                    return f"read tool {action.name} changed hidden state {[op['path'] for op in hidden]}"
+            return None
+        return self.search_seen("read_tools_keep_hidden_state", violated)
+
+    def check_hidden_writes(self) -> CheckResult:
+        """Information: calls that change hidden state at all (left out of samples' public state)."""
+        def violated(seq: Sequence) -> str | None:
+            for action, call in zip(seq[1], self.run(seq).calls, strict=False):
+                hidden = call.info.get("hidden_delta") or []
+                if hidden:
+                    return f"{action.name} changed hidden state {[op['path'] for op in hidden]}"
+            return None
+        found = self.search_seen("hidden_writes", violated)
+        return CheckResult("hidden_writes", True, found.counterexample,
+                           found.detail if found.counterexample else "no call changed hidden state", informational=True)
+
+    def check_global_state(self) -> CheckResult:
+        """No call changes interpreter-wide state (decimal context, random module, locale, env globals...)."""
+        def violated(seq: Sequence) -> str | None:
+            for action, call in zip(seq[1], self.run(seq).calls, strict=False):
+                changed = call.info.get("global_change")
+                if changed:
+                    return f"{action.name} changed interpreter-wide state: {', '.join(changed)}"
+            return None
+        return self.search_seen("no_interpreter_wide_change", violated)
+
+    def check_error_results(self) -> CheckResult:
+        """A result that reads as an error ("Error: ...") counts as a failure, not a success."""
+        def violated(seq: Sequence) -> str | None:
+            for action, call in zip(seq[1], self.run(seq).calls, strict=False):
+                if call.outcome == "success" and looks_like_error(call.observation):
+                    return (f"{action.name} returned {str(call.observation)[:80]!r} as a success: declare the env's "
+                            "error prefix or error key")
+            return None
+        return self.search_seen("errors_signalled_as_failures", violated)
+
+    def check_ill_typed_accepted(self) -> CheckResult:
+        """Information (faithful envs): ill-typed calls the code runs without a crash, one per tool.
+
+        Each takes a well-typed call and mistypes one argument the way callers do (a string id
+        for an `int`); the runtime runs it as Python would and flags it `ill_typed`.
+        """
+        if not self.faithful:
+            return CheckResult("ill_typed_accepted", True, None, "strict argument checking: ill-typed calls are "
+                               "refused as invalid", informational=True)
+        accepted: list[dict[str, Any]] = []
+        for state_name in sorted(self.states)[:1]:
+            state = self.states[state_name]
+            for tool in sorted(self.spec.tools):
+                action = self._mistyped(tool, state)
+                if action is None:
+                    continue
+                call = self.executor.job(state_name, [action]).calls
+                if call and call[0].info.get("ill_typed") and call[0].outcome in ("success", "failure"):
+                    accepted.append({"state": state_name, "action": action.model_dump(),
+                                     "outcome": call[0].outcome, "ill_typed": call[0].info["ill_typed"]})
+        detail = (f"{len(accepted)} tool(s) run ill-typed calls as Python would: "
+                  + "; ".join(f"{a['action']['name']} ({a['ill_typed']})" for a in accepted)) if accepted else \
+            "no ill-typed call ran"
+        return CheckResult("ill_typed_accepted", True, {"calls": accepted} if accepted else None, detail,
+                           informational=True)
+
+    def _mistyped(self, tool: str, state: dict[str, Any]) -> Action | None:
+        """A call of `tool` with realistic arguments, one of which is mistyped; None if none can be."""
+        arguments: dict[str, Any] = {}
+        target = None
+        for param in self.spec.tools[tool].params:
+            form = self._forms[tool][param.name]
+            _, realistic = self.candidates.get(param, state)
+            values = fitting(form, [*state_keys(param.name, state), *realistic])
+            if not values and param.required:
+                return None
+            if values:
+                arguments[param.name] = values[0]
+            if target is None and form.kind != "any" and ill_typed_value(form, values[0] if values else None) is not form:
+                target = param.name
+        if target is None:
+            return None
+        form = self._forms[tool][target]
+        arguments[target] = ill_typed_value(form, arguments.get(target))
+        return Action(name=tool, arguments=arguments)
 
     def schema_problem(self, state: dict[str, Any] | None) -> str | None:
         if not state or self.spec.kind != "sql":
@@ -308,4 +455,6 @@ class PropertySuite:
     def all(self) -> list[CheckResult]:
         return [self.check_initial_states(), self.check_no_crash(), self.check_failure_changes_nothing(),
                 self.check_writes_in_write_set(), self.check_read_tools_write_nothing(), self.check_determinism(),
-                self.check_schema_constraints(), self.check_guards_reachable(), self.check_tasks()]
+                self.check_schema_constraints(), self.check_guards_reachable(), self.check_tasks(),
+                self.check_hidden_writes_in_reads(), self.check_global_state(), self.check_error_results(),
+                self.check_hidden_writes(), self.check_ill_typed_accepted()]
