@@ -54,7 +54,7 @@ from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["TAG", "TypeNames", "UnencodableValue", "encode", "decode", "readable", "is_plain"]
+__all__ = ["TAG", "TypeNames", "UnencodableValue", "encode", "decode", "readable", "is_plain", "plain_path"]
 
 TAG = "__py__"
 _SCALARS = (str, int, float, bool, type(None))
@@ -167,6 +167,17 @@ def readable(data: Any) -> Any:
     if kind == "defaultdict":
         return readable(data["value"])
     return data.get("value")
+
+
+STRUCTURAL_KEYS = frozenset({"items", "attrs"})
+
+
+def plain_path(path: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """A delta path as the code names it: the encoding's own steps ("items" of an int-keyed dict,
+    set or tuple, "attrs" of an object) dropped, so `["orders", "items", "7", "status"]` reads
+    `("orders", "7", "status")`. Without the state it cannot tell a data key named "items" or
+    "attrs" from those steps; callers use it only as a second reading, never instead of the path."""
+    return tuple(key for key in path if key not in STRUCTURAL_KEYS)
 
 
 def _readable_key(key: Any) -> str:

@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from catalog.codec import plain_path
 from catalog.models import Action
 from catalog.plan import Plan
 from catalog.store import EnvHandle
@@ -209,6 +210,10 @@ class PropertySuite:
         patterns = self._write_patterns.get(tool)
         if patterns is None:
             return True
+        return self._matches(patterns, list(path)) or self._matches(patterns, list(plain_path(path)))
+
+    @staticmethod
+    def _matches(patterns: list[list[re.Pattern[str]]], path: list[str]) -> bool:
         for pattern in patterns:
             common = min(len(pattern), len(path))
             if all(pattern[i].match(path[i]) for i in range(common)):
