@@ -15,7 +15,7 @@ import pytest
 
 from catalog.importer import import_class_env
 from catalog.models import FailureConvention
-from catalog.runtime import ClassRuntime, load_module
+from catalog.runtime import load_module
 from catalog.store import Catalog
 from verifier.gate import verify_env
 from verifier.globalstate import EnvGlobals, changed, fingerprint
@@ -106,15 +106,6 @@ def test_error_string_after_a_partial_write_is_a_failure_that_changed_state(repo
     assert tool == "buy" and arguments["product_id"] in (1, 2)  # a real product: the write happened before the refusal
 
 
-def _reports_hidden_state():
-    """Whether the runtime reports hidden writes (`info["hidden_delta"]`, the class runtime's hidden state)."""
-    module = load_module(QUIRKS / "hidden_cache.py", "quirk_probe_hidden_cache")
-    runtime = ClassRuntime(module.PriceBook, init="load_scenario")
-    runtime.reset(json.loads((QUIRKS / "prices.json").read_text()))
-    return bool(runtime.call({"name": "get_price", "arguments": {"product_id": 1}}).info.get("hidden_delta"))
-
-
-@pytest.mark.skipif(not _reports_hidden_state(), reason="the runtime does not report hidden state on this branch")
 def test_hidden_cache_write_in_a_read_tool(reports):
     checks = reports["hidden_cache"]
     assert findings(checks) == ["read_tools_keep_hidden_state"]
