@@ -31,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--envs", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--faithful", action="store_true",
+                        help="check arguments as for imported envs: ill-typed calls run as Python would")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show-wrong", type=int, default=0, metavar="N", help="print the first N wrong cases")
     args = parser.parse_args(argv)
@@ -42,9 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     tally = Tally()
     with SandboxPool(args.workers, timeout=5.0) as pool:
         for start in range(0, len(cases), BATCH):
-            run_corpus(cases[start:start + BATCH], pool, tally)
+            run_corpus(cases[start:start + BATCH], pool, tally, strict_args=not args.faithful)
     report = {**tally.summary(), "abstained_share": round(tally.abstained / tally.calls, 4) if tally.calls else 0.0,
-              "skipped": tally.skipped, "seed": args.seed, "elapsed": round(time.monotonic() - started, 1)}
+              "skipped": tally.skipped, "faithful": args.faithful, "seed": args.seed, "elapsed": round(time.monotonic() - started, 1)}
     if args.json:
         print(json.dumps(report))
     else:

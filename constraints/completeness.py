@@ -175,7 +175,8 @@ class CompletenessRun:
         """
         self.handle = handle
         self.spec = spec if spec is not None else spec_of(handle)
-        self.simulator = simulator or SpecSimulator(self.spec)
+        # imported envs run ill-typed calls as Python would (strict_args False): so does the simulator
+        self.simulator = simulator or SpecSimulator(self.spec, strict_args=handle.manifest.strict_args)
         self._executor = executor
         self.rng = random.Random(seed)
         self.calls_per_tool = calls_per_tool

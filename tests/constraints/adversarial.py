@@ -549,8 +549,10 @@ class Tally:
                 "wrong": self.wrong}
 
 
-def run_corpus(cases: list[EnvCase], pool: SandboxPool, tally: Tally | None = None) -> Tally:
-    """Execute every case in the sandbox and score the spec-only simulator against it."""
+def run_corpus(cases: list[EnvCase], pool: SandboxPool, tally: Tally | None = None, *, strict_args: bool = True) -> Tally:
+    """Execute every case in the sandbox and score the spec-only simulator against it.
+
+    `strict_args=False` runs both as imported envs run: ill-typed calls execute as Python would."""
     tally = tally or Tally()
     with tempfile.TemporaryDirectory(prefix="envforge-adversarial-") as root:
         jobs: list[tuple[int, Job]] = []
@@ -560,7 +562,7 @@ def run_corpus(cases: list[EnvCase], pool: SandboxPool, tally: Tally | None = No
             (folder / "env.py").write_text(case.source)
             for sequence in case.sequences:
                 jobs.append((number, Job(str(folder), "class", sequence, entry=case.entry, failure_exceptions=FAILURES,
-                                         state=case.state, snapshot=True, hidden=True)))
+                                         state=case.state, snapshot=True, hidden=True, strict_args=strict_args)))
         results = pool.run_many([job for _, job in jobs])
     simulators: dict[int, SpecSimulator] = {}
     for (number, job), result in zip(jobs, results, strict=True):
@@ -568,7 +570,7 @@ def run_corpus(cases: list[EnvCase], pool: SandboxPool, tally: Tally | None = No
         if number not in simulators:
             tally.envs += 1
             simulators[number] = SpecSimulator(extract_spec(case.source, "class", case.entry,
-                                                            failure_exceptions=FAILURES))
+                                                            failure_exceptions=FAILURES), strict_args=strict_args)
         if result.initial_state is None:
             tally.skipped += 1
             tally.reasons[f"not run: {result.event}"] += 1
