@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from catalog.codec import TAG
 from catalog.jsonable import json_equal
 
 __all__ = ["DeltaOp", "DeltaConflict", "diff", "diff_at", "apply_delta", "delta_band", "DELTA_BANDS", "MISSING"]
@@ -112,6 +113,14 @@ def _same_text(old: Any, new: Any) -> bool:
         return False
 
 
+# Encoded Python scalars (catalog/codec.py): a changed Decimal or datetime is one leaf, as in Python.
+_SCALAR_KINDS = frozenset({"decimal", "datetime", "date", "time", "timedelta", "float", "bytes", "enum"})
+
+
+def _is_scalar(value: dict[str, Any]) -> bool:
+    return value.get(TAG) in _SCALAR_KINDS
+
+
 def _diff_value(path: tuple[str, ...], old: Any, new: Any, ops: list[DeltaOp]) -> None:
     if old is MISSING and new is MISSING:
         return
@@ -121,7 +130,7 @@ def _diff_value(path: tuple[str, ...], old: Any, new: Any, ops: list[DeltaOp]) -
         ops.append(DeltaOp("add", path, copy.deepcopy(new)))
     elif new is MISSING:
         ops.append(DeltaOp("delete", path))
-    elif isinstance(old, dict) and isinstance(new, dict):
+    elif isinstance(old, dict) and isinstance(new, dict) and not (_is_scalar(old) and _is_scalar(new)):
         _diff_dicts(path, old, new, ops)
     elif not json_equal(old, new):
         ops.append(DeltaOp("modify", path, copy.deepcopy(new)))
