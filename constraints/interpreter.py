@@ -578,13 +578,7 @@ class Interpreter:
             for sub, item in zip(target["items"], items, strict=True):
                 self.assign(sub, item, local)
         elif kind == "attr":
-            owner = self.eval(target["obj"], local)
-            if owner is SELF:
-                self.set_self(target["name"], value)
-            elif isinstance(owner, Row):
-                self.set_field(owner, target["name"], value)
-            else:
-                raise Abstain(f"attribute assignment on {type(owner).__name__}")
+            self.set_attribute(self.eval(target["obj"], local), target["name"], value)
         elif kind == "sub":
             container = self.eval(target["obj"], local)
             key = self.eval(target["index"], local)
@@ -593,6 +587,14 @@ class Interpreter:
             _genuine(container.__setitem__, key, value)
         else:
             raise Abstain(f"unsupported assignment target {kind}")
+
+    def set_attribute(self, owner: Any, name: str, value: Any) -> None:
+        if owner is SELF:
+            self.set_self(name, value)
+        elif isinstance(owner, Row):
+            self.set_field(owner, name, value)
+        else:
+            raise Abstain(f"attribute assignment on {type(owner).__name__}")
 
     def delete(self, target: dict[str, Any], local: dict[str, Any]) -> None:
         if target.get("t") == "sub":
@@ -624,13 +626,7 @@ class Interpreter:
         elif target.get("t") == "attr":
             owner = self.eval(target["obj"], local)
             current = self.attribute(owner, target["name"])
-            value = self.inplace(op, current, self.eval(node["value"], local))
-            if owner is SELF:
-                self.set_self(target["name"], value)
-            elif isinstance(owner, Row):
-                self.set_field(owner, target["name"], value)
-            else:
-                raise Abstain(f"attribute assignment on {type(owner).__name__}")
+            self.set_attribute(owner, target["name"], self.inplace(op, current, self.eval(node["value"], local)))
         elif target.get("t") == "name":
             current = self.lookup(target["id"], local)
             local[target["id"]] = self.inplace(op, current, self.eval(node["value"], local))

@@ -385,9 +385,11 @@ def _literal_bindings(statement: cst.SimpleStatementLine) -> bool:
     return True
 
 
-def _find_class(path: str, name: str, modules: Mapping[str, str]) -> tuple[str, cst.ClassDef] | None:
-    """The env file and class a (plain) name in `path` refers to, following `from x import Name`."""
-    if "." in name or path not in modules:
+def _find_class(path: str, name: str, modules: Mapping[str, str], depth: int = 0) -> tuple[str, cst.ClassDef] | None:
+    """The env file and class a (plain) name in `path` refers to, following `from x import Name`
+    re-exports through the env's own files; None if it is not defined there.
+    """
+    if "." in name or path not in modules or depth > 8:
         return None
     for statement in cst.parse_module(modules[path]).body:
         if isinstance(statement, cst.ClassDef) and statement.name.value == name:
@@ -402,7 +404,7 @@ def _find_class(path: str, name: str, modules: Mapping[str, str]) -> tuple[str, 
                             base = cst.Module(body=[]).code_for_node(small.module).replace(".", "/")
                             for candidate in (f"{base}.py", f"{base}/__init__.py"):
                                 if candidate in modules:
-                                    return _find_class(candidate, alias.name.value, modules)
+                                    return _find_class(candidate, alias.name.value, modules, depth + 1)
     return None
 
 
@@ -420,32 +422,12 @@ class _ToolClasses:
             self.trees[path] = cst.parse_module(self.modules[path])
         return self.trees[path]
 
-    def _module_file(self, dotted: str) -> str | None:
-        base = dotted.replace(".", "/")
-        for candidate in (f"{base}.py", f"{base}/__init__.py"):
-            if candidate in self.modules:
-                return candidate
-        return None
-
-    def resolve(self, path: str, name: str, depth: int = 0) -> tuple[str, cst.ClassDef]:
+    def resolve(self, path: str, name: str) -> tuple[str, cst.ClassDef]:
         """The file and class a name in `path` refers to (following `from x import Name` re-exports)."""
-        if depth > 8:
-            raise NormalizeError(f"cannot resolve tool class {name}: import chain too long")
-        for statement in self.tree(path).body:
-            if isinstance(statement, cst.ClassDef) and statement.name.value == name:
-                return path, statement
-            if isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar) and \
-                            small.module is not None and not small.relative:
-                        for alias in small.names:
-                            local = alias.asname.name if alias.asname else alias.name
-                            if isinstance(local, cst.Name) and local.value == name and isinstance(alias.name, cst.Name):
-                                target = self._module_file(cst.Module(body=[]).code_for_node(small.module))
-                                if target is None:
-                                    raise NormalizeError(f"tool class {name} comes from a module not in the env")
-                                return self.resolve(target, alias.name.value, depth + 1)
-        raise NormalizeError(f"cannot find tool class {name} in {path}")
+        found = _find_class(path, name, self.modules)
+        if found is None:
+            raise NormalizeError(f"cannot find tool class {name} in the env's files (from {path})")
+        return found
 
     def tool_list(self) -> list[str]:
         for statement in self.tree("env.py").body:
