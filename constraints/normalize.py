@@ -386,8 +386,9 @@ def _literal_bindings(statement: cst.SimpleStatementLine) -> bool:
 
 
 def _find_class(path: str, name: str, modules: Mapping[str, str], depth: int = 0) -> tuple[str, cst.ClassDef] | None:
-    """The env file and class a (plain) name in `path` refers to, following `from x import Name`
-    re-exports through the env's own files; None if it is not defined there.
+    """The env file and class a (plain) name in `path` refers to, or None if it is not there.
+
+    `from x import Name` re-exports are followed through the env's own files.
     """
     if "." in name or path not in modules or depth > 8:
         return None
