@@ -9,17 +9,13 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
-from catalog.delta import DeltaOp
-from catalog.jsonable import canonical_json
+from catalog.jsonable import canonical_json, pretty_json
 from catalog.runtime import EnvLoadError, StateError
 from catalog.store import ENV_VAR, Catalog, CatalogError, EnvExists
 from catalog.tasks import CheckError
 from verifier.isolation import IsolationUnavailable, set_default_isolation
-
-if TYPE_CHECKING:
-    from constraints.spec import ConstraintSpec
 
 
 class UserError(Exception):
@@ -67,7 +63,13 @@ _SHARE = _number(0, 1, inclusive=True)
 
 
 def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True))
+    print(pretty_json(data))
+
+
+def _print_lines(lines: Sequence[str]) -> None:
+    """Print what a `render_*` function gave, one line each."""
+    for line in lines:
+        print(line)
 
 
 def _catalog(args: argparse.Namespace, *, write: bool = False) -> Catalog:
@@ -78,65 +80,33 @@ def _catalog(args: argparse.Namespace, *, write: bool = False) -> Catalog:
 
 
 def cmd_catalog_list(args: argparse.Namespace) -> int:
+    from catalog.render import render_env_list
+
     summaries, problems = _catalog(args).list()
     for problem in problems:
         print(f"warning: skipped {problem.path}: {problem.reason}", file=sys.stderr)
     if args.json:
         _print_json([s.to_dict() for s in summaries])
-        return 0
-    if not summaries:
-        print("No environments.")
-        return 0
-    width = max(len(s.id) for s in summaries)
-    print(f"{'ID':<{width}}  KIND   TOOLS  STATES  NAME")
-    for s in summaries:
-        print(f"{s.id:<{width}}  {s.kind:<5}  {s.tools:>5}  {s.states:>6}  {s.name}{'  (reference)' if s.reference else ''}")
+    else:
+        _print_lines(render_env_list(summaries))
     return 0
 
 
 def cmd_catalog_show(args: argparse.Namespace) -> int:
+    from catalog.render import env_document, render_env
+
     handle = _catalog(args).get(args.env_id)
-    manifest = handle.manifest
-    tasks = handle.tasks()
     if args.json:
-        data = manifest.model_dump(mode="json")
-        data["path"] = str(handle.path)
-        data["tasks"] = [t.model_dump(mode="json", exclude_none=True) for t in tasks]
-        _print_json(data)
-        return 0
-    print(f"{manifest.name} [{manifest.id}] - {manifest.kind} env, topic {manifest.topic or '-'}")
-    print(f"  {manifest.description}")
-    print(f"  folder: {handle.path}")
-    print(f"  provenance: {manifest.provenance.backend}" + (f" / {manifest.provenance.model}" if manifest.provenance.model else ""))
-    if manifest.convention != "class" or manifest.provenance.backend == "import":
-        print(f"  convention: {manifest.convention}, entry {manifest.entry or '-'}")
-    _print_failure(manifest.failure)
-    if manifest.allow_modules:
-        print(f"  allowed modules in the sandbox: {', '.join(manifest.allow_modules)}")
-    if manifest.rules:
-        print("Rules:")
-        for rule in manifest.rules:
-            print(f"  - {rule}")
-    print(f"Tools ({len(manifest.tools)}):")
-    for tool in manifest.tools:
-        props = tool.parameters.get("properties", {})
-        required = set(tool.parameters.get("required", []))
-        params = ", ".join(f"{n}{'' if n in required else '?'}: {p.get('type', 'any')}" for n, p in props.items())
-        kind = tool.kind.value if tool.kind else "?"
-        print(f"  {tool.name}({params}) [{kind}] - {tool.description.splitlines()[0] if tool.description else ''}")
-    print(f"States: {', '.join(manifest.states) or '-'}")
-    print(f"Tasks ({len(tasks)}):")
-    for task in tasks:
-        print(f"  {task.id} [{task.state}]: {task.instruction}")
+        _print_json(env_document(handle))
+    else:
+        _print_lines(render_env(handle))
     return 0
 
 
-def _format_op(op: DeltaOp) -> str:
-    path = json.dumps(list(op.path), ensure_ascii=False)
-    return f"  {op.op:<6} {path}" + ("" if op.op == "delete" else f" = {canonical_json(op.value)}")
-
-
 def cmd_catalog_run(args: argparse.Namespace) -> int:
+    from catalog.render import call_document, render_call
+    from verifier.session import SandboxRuntime, open_runtime
+
     handle = _catalog(args).get(args.env_id)
     try:
         arguments = json.loads(args.args)
@@ -144,68 +114,28 @@ def cmd_catalog_run(args: argparse.Namespace) -> int:
         raise UserError(f"--args is not valid JSON ({exc}); example: --args '{{\"book_id\": \"B001\"}}'") from exc
     if not isinstance(arguments, dict):
         raise UserError("--args must be a JSON object of argument names to values")
-    state_name = args.state or (handle.manifest.states[0] if "default" not in handle.manifest.states else "default")
-    from verifier.session import SandboxRuntime, open_runtime
-
+    state_name = args.state or handle.default_state()
+    action = {"name": args.tool, "arguments": arguments}
     runtime = open_runtime(handle, trusted=args.trusted)
     try:
         runtime.reset(handle.state(state_name))
-        result = runtime.call({"name": args.tool, "arguments": arguments}, snapshot=args.show_state)
+        result = runtime.call(action, snapshot=args.show_state)
     except RuntimeError as exc:  # the sandbox could not load or reset the env
         raise UserError(f"{handle.id}: {exc}") from None
     finally:
         if isinstance(runtime, SandboxRuntime):
             runtime.close()
     if args.json:
-        out: dict[str, Any] = {"env": handle.id, "state": state_name, "action": {"name": args.tool, "arguments": arguments},
-                               "outcome": result.outcome.value, "observation": result.observation,
-                               "delta": [op.to_dict() for op in result.delta]}
-        if args.show_state:
-            out["next_state"] = result.state
-        _print_json(out)
+        _print_json(call_document(handle.id, state_name, action, result, show_state=args.show_state))
     else:
-        print(f"env {handle.id}, state {state_name}: {args.tool}({canonical_json(arguments)})")
-        print(f"outcome: {result.outcome.value}")
-        print(f"observation: {json.dumps(result.observation, ensure_ascii=False, indent=2, sort_keys=True)}")
-        print(f"delta ({len(result.delta)} ops):")
-        for op in result.delta:
-            print(_format_op(op))
-        if args.show_state:
-            print("next state:")
-            _print_json(result.state)
+        _print_lines(render_call(handle.id, state_name, action, result, show_state=args.show_state))
     return 0 if result.outcome.value in ("success", "failure") else 3
-
-
-def _print_spec(spec: ConstraintSpec, env_id: str) -> None:
-    print(f"Constraint spec of {env_id} ({spec.kind} env, class {spec.entry})")
-    for tool in spec.tools.values():
-        kind = tool.inferred_kind if tool.declared_kind is None else f"declared {tool.declared_kind}"
-        mismatch = f"  KIND MISMATCH: declared {tool.declared_kind} but it writes" if tool.kind_mismatch \
-            and tool.inferred_kind == "write" else ("  KIND MISMATCH: declared write but it writes nothing"
-                                                    if tool.kind_mismatch else "")
-        print(f"\n{tool.name} [{kind}, inferred {tool.inferred_kind}]{mismatch}")
-        params = ", ".join(f"{p.name}{'' if p.required else '?'}: {p.json_type or 'any'}"
-                           + (f" in {p.enum}" if p.enum else "") for p in tool.params)
-        print(f"  params: {params or '-'}")
-        for pre in tool.preconditions:
-            via = f" (via {pre.via})" if pre.via else ""
-            print(f"  guard L{pre.line}{via}: if {pre.condition.source} -> {pre.message.template!r}")
-        for effect in tool.effects:
-            path = "/".join(effect.path)
-            value = f" = {effect.value.source}" if effect.value else ""
-            notes = [n for n in (f"via {effect.via}" if effect.via else "", effect.note, effect.unfollowed) if n]
-            print(f"  effect L{effect.line}: {effect.op} {path}{value}" + (f"  [{'; '.join(notes)}]" if notes else ""))
-        print(f"  reads: {', '.join(tool.read_set) or '-'} | writes: {', '.join(tool.write_set) or '-'}")
-        shape = tool.result_shape
-        print(f"  result: success {shape.success} / failure {shape.failure}"
-              + (f" / other {shape.other}" if shape.other else ""))
-        for item in tool.unsupported:
-            print(f"  NOT FOLLOWED L{item.line}: {item.src} ({item.why})")
 
 
 def cmd_constraints(args: argparse.Namespace) -> int:
     from constraints.completeness import completeness, spec_of
     from constraints.extract import ExtractionError
+    from constraints.render import completeness_summary, render_completeness, render_spec, spec_document
 
     catalog = _catalog(args)
     if args.completeness:
@@ -226,27 +156,11 @@ def cmd_constraints(args: argparse.Namespace) -> int:
                     reports.append(completeness(handle, seed=args.seed, executor=executor))
                 except ExtractionError as exc:
                     raise UserError(f"env {env_id}: {exc}") from exc
-        keys = ["steps", "exact", "abstained", "wrong", "guards_total", "guards_triggered", "failures",
-                "failures_explained", "crashes"]
-        if len(reports) == 1:
-            out: dict[str, Any] = reports[0]
-        else:
-            out = {key: sum(r[key] for r in reports) for key in keys}
-            out["envs"] = reports
-        clean = all(r["wrong"] == 0 for r in reports)
         if args.json:
-            _print_json(out)
-            return 0 if clean else 4
-        print(f"{'ENV':<12} {'STEPS':>6} {'EXACT':>6} {'ABST':>5} {'WRONG':>5} {'EXACT%':>7} {'GUARDS':>9} {'EXPLAINED':>11}")
-        for r in reports:
-            print(f"{r['env']:<12} {r['steps']:>6} {r['exact']:>6} {r['abstained']:>5} {r['wrong']:>5} "
-                  f"{100 * r['exact_rate']:>6.1f}% {r['guards_triggered']:>4}/{r['guards_total']:<4} "
-                  f"{r['failures_explained']:>5}/{r['failures']:<5}")
-            for guard in r["untriggered_guards"]:
-                print(f"    never triggered: {guard}")
-            for reason, count in r["top_abstain_reasons"].items():
-                print(f"    abstained {count}x: {reason}")
-        return 0 if clean else 4
+            _print_json(completeness_summary(reports))
+        else:
+            _print_lines(render_completeness(reports))
+        return 0 if all(r["wrong"] == 0 for r in reports) else 4
     if not args.env_id:
         raise UserError("name an env (python cli.py constraints library) or pass --completeness")
     try:
@@ -254,51 +168,15 @@ def cmd_constraints(args: argparse.Namespace) -> int:
     except ExtractionError as exc:
         raise UserError(f"env {args.env_id}: {exc}") from exc
     if args.json:
-        data = spec.to_dict()
-        _print_json({"env": args.env_id, "kind": data["kind"], "entry": data["entry"], "tables": data["tables"],
-                     "tools": data["tools"]})
+        _print_json(spec_document(spec, args.env_id))
     else:
-        _print_spec(spec, args.env_id)
+        _print_lines(render_spec(spec, args.env_id))
     return 0
-
-
-def _calls(n: int) -> str:
-    return f"{n} call{'' if n == 1 else 's'}"
-
-
-def _print_replay(result: Any, *, final_state: bool) -> None:
-    """A replay as text: per call its index, call, outcome, observation, delta and diagnostics."""
-    print(f"env {result.env}, state {result.state}: {_calls(len(result.steps))}")
-    for step in result.steps:
-        call, res = step.call, step.result
-        print(f"[{step.index}] {call.name}({json.dumps(call.shown_arguments(), ensure_ascii=False)})"
-              f"{f'  ({call.source})' if call.source else ''}")
-        print(f"  outcome: {res.outcome.value}")
-        print(f"  observation: {json.dumps(res.observation, ensure_ascii=False)}")
-        print(f"  delta ({len(res.delta)} ops):" if res.delta else "  delta: none")
-        for op in res.delta:
-            print("  " + _format_op(op))
-        for key, value in res.info.items():
-            if key == "traceback":
-                continue
-            if key == "hidden_delta" and isinstance(value, list):
-                print(f"  hidden delta ({len(value)} ops):")
-                for raw in value:
-                    print("  " + _format_op(DeltaOp.from_dict(raw)) if isinstance(raw, dict) else f"    {raw}")
-            else:
-                print(f"  {key.replace('_', ' ')}: {value if isinstance(value, str) else canonical_json(value)}")
-    counts: dict[str, int] = {}
-    for step in result.steps:
-        counts[step.result.outcome.value] = counts.get(step.result.outcome.value, 0) + 1
-    print(f"{_calls(len(result.steps))}: " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
-    if final_state:
-        print("final state:")
-        _print_json(result.final_state)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from catalog.calls import CallFileError, read_calls
-    from verifier.replay import ReplayError, replay
+    from verifier.replay import ReplayError, render_replay, replay
 
     handle = _catalog(args).get(args.env_id)
     try:
@@ -311,17 +189,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if exc.partial is not None and exc.partial.steps and args.json:
             _print_json(exc.partial.to_dict())
         elif exc.partial is not None and exc.partial.steps:
-            _print_replay(exc.partial, final_state=False)
+            _print_lines(render_replay(exc.partial, final_state=False))
         raise UserError(str(exc)) from None
     if args.json:
         _print_json(result.to_dict())
     else:
-        _print_replay(result, final_state=args.final_state)
+        _print_lines(render_replay(result, final_state=args.final_state))
     return 0 if result.clean else 3
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from catalog.importer import import_env
+    from catalog.render import import_document, render_import
     from verifier.loadcheck import sandbox_load_check
 
     report = import_env(Path(args.path), _catalog(args, write=True), class_name=args.class_name,
@@ -330,38 +209,14 @@ def cmd_import(args: argparse.Namespace) -> int:
                         package_root=Path(args.package_root) if args.package_root else None,
                         allow_modules=args.allow_module or [], failure_exceptions=args.failure_exception or [],
                         error_prefixes=args.error_prefix or [])
-    handle = report.handle
     if report.optional_missing:
         print(f"warning: optional imports not installed (the module's fallback is used): "
               f"{', '.join(report.optional_missing)}", file=sys.stderr)
     if args.json:
-        _print_json({"id": handle.id, "path": str(handle.path), "files": report.files, "states": handle.state_names(),
-                     "tools": [t.name for t in handle.manifest.tools], "failure_exceptions": report.failure_exceptions,
-                     "convention": report.convention, "failure": report.failure.model_dump(),
-                     "allow_modules": handle.manifest.allow_modules, "optional_missing": report.optional_missing})
-        return 0
-    print(f"Imported {handle.manifest.name} as {handle.id} into {handle.path}")
-    print(f"  convention: {report.convention}" + (f", entry {handle.manifest.entry}" if handle.manifest.entry else ""))
-    print(f"  files: {', '.join(report.files)}")
-    print(f"  tools ({len(handle.manifest.tools)}): {', '.join(t.name for t in handle.manifest.tools)}")
-    print(f"  states: {', '.join(handle.state_names())}")
-    _print_failure(report.failure)
-    if handle.manifest.allow_modules:
-        print(f"  allowed modules in the sandbox: {', '.join(handle.manifest.allow_modules)}")
-    print(f"Next: python cli.py constraints --completeness --env {handle.id}")
+        _print_json(import_document(report))
+    else:
+        _print_lines(render_import(report))
     return 0
-
-
-def _print_failure(failure: Any) -> None:
-    """How an env signals failure, one line per kind (what `outcome` counts as a rule failure)."""
-    if failure is None:
-        return
-    if failure.exceptions:
-        print(f"  failure: raised exceptions: {', '.join(failure.exceptions)}")
-    if failure.error_prefixes:
-        print(f"  failure: returned strings starting with: {', '.join(repr(p) for p in failure.error_prefixes)}")
-    if failure.error_keys:
-        print(f"  failure: returned dicts with keys: {', '.join(failure.error_keys)}")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -504,16 +359,14 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_catalog_search(args: argparse.Namespace) -> int:
+    from catalog.render import render_search_hits
     from catalog.search import search_catalog
 
     hits = search_catalog(_catalog(args), args.query, args.k)
     if args.json:
         _print_json(hits)
-        return 0
-    if not hits:
-        print("no environments match")
-    for hit in hits:
-        print(f"{hit['score']:.3f}  {hit['id']:<32} {hit['name']}")
+    else:
+        _print_lines(render_search_hits(hits))
     return 0
 
 

@@ -19,7 +19,7 @@ import math
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["to_jsonable", "json_key", "canonical_json", "json_equal"]
+__all__ = ["to_jsonable", "json_key", "canonical_json", "pretty_json", "json_equal"]
 
 
 def to_jsonable(value: Any) -> Any:
@@ -76,6 +76,20 @@ def json_key(key: Any) -> str:
 def canonical_json(value: Any) -> str:
     """Serialize JSON data with sorted keys and no whitespace: equal values give equal text."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def pretty_json(value: Any) -> str:
+    """Serialize JSON data for people: indented by 2, sorted keys, non-ASCII kept (what the CLI prints).
+
+    >>> print(pretty_json({"b": 1, "a": ["é"]}))
+    {
+      "a": [
+        "é"
+      ],
+      "b": 1
+    }
+    """
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
 
 def json_equal(a: Any, b: Any) -> bool:

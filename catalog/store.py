@@ -104,6 +104,16 @@ class EnvHandle:
     def state_names(self) -> list[str]:
         return sorted(p.stem for p in (self.path / "states").glob("*.json"))
 
+    def default_state(self) -> str:
+        """The state a run starts from when none is named: `default` if the env has one, else its first.
+
+        "First" is the manifest's order (the order the author or the import gave the states).
+        """
+        names = self.manifest.states or self.state_names()
+        if not names:
+            raise CatalogError(f"env {self.id!r} has no initial states")
+        return "default" if "default" in names else names[0]
+
     def state(self, name: str) -> dict[str, Any]:
         """Load initial state `name`; raises CatalogError listing the available ones."""
         path = self.path / "states" / f"{name}.json"

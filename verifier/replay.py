@@ -16,13 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from catalog.calls import Call, as_call
+from catalog.delta import DeltaOp
+from catalog.jsonable import canonical_json, pretty_json
 from catalog.models import Outcome, StepResult
+from catalog.render import format_op, render_delta
 from catalog.runtime import StateError
 from catalog.store import Catalog, CatalogError, EnvHandle
 from verifier.sandbox import DEFAULT_TIMEOUT
 from verifier.session import SandboxRuntime, open_runtime
 
-__all__ = ["ReplayError", "ReplayStep", "ReplayResult", "replay", "resolve_state"]
+__all__ = ["ReplayError", "ReplayStep", "ReplayResult", "replay", "resolve_state", "render_replay"]
 
 
 class ReplayError(Exception):
@@ -82,15 +85,13 @@ def _looks_like_path(text: str) -> bool:
 def resolve_state(handle: EnvHandle, state: str | dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
     """The initial state and its label: a state name, a path to a state JSON file, or the data itself.
 
-    No state means the env's first state (`default` if it has one, as `catalog run` does).
+    No state means the env's default state (`EnvHandle.default_state`, as `catalog run` does).
     """
     if isinstance(state, dict):
         return "<given>", state
     names = handle.state_names()
     if state is None:
-        if not names:
-            raise CatalogError(f"env {handle.id!r} has no initial states; pass a state file")
-        state = "default" if "default" in names else names[0]
+        state = handle.default_state()
     if state in names or not _looks_like_path(state):
         return state, handle.state(state)
     path = Path(state)
@@ -145,3 +146,43 @@ def replay(env: EnvHandle | str, state: str | dict[str, Any] | None, calls: Sequ
         if isinstance(runtime, SandboxRuntime):
             runtime.close()
     return result
+
+
+def _calls(n: int) -> str:
+    return f"{n} call{'' if n == 1 else 's'}"
+
+
+def _render_info(info: dict[str, Any]) -> list[str]:
+    """A step's diagnostics (exception type, hidden delta, ill-typed arguments, ...), never the traceback."""
+    lines = []
+    for key, value in info.items():
+        if key == "traceback":
+            continue
+        if key == "hidden_delta" and isinstance(value, list):
+            lines.append(f"  hidden delta ({len(value)} ops):")
+            lines += ["  " + format_op(DeltaOp.from_dict(raw)) if isinstance(raw, dict) else f"    {raw}"
+                      for raw in value]
+        else:
+            lines.append(f"  {key.replace('_', ' ')}: {value if isinstance(value, str) else canonical_json(value)}")
+    return lines
+
+
+def render_replay(result: ReplayResult, *, final_state: bool) -> list[str]:
+    """`replay` as text: per call its index, call, outcome, observation, delta and diagnostics, then a tally."""
+    lines = [f"env {result.env}, state {result.state}: {_calls(len(result.steps))}"]
+    for step in result.steps:
+        call, res = step.call, step.result
+        lines.append(f"[{step.index}] {call.name}({json.dumps(call.shown_arguments(), ensure_ascii=False)})"
+                     f"{f'  ({call.source})' if call.source else ''}")
+        lines.append(f"  outcome: {res.outcome.value}")
+        lines.append(f"  observation: {json.dumps(res.observation, ensure_ascii=False)}")
+        lines.append(f"  delta ({len(res.delta)} ops):" if res.delta else "  delta: none")
+        lines += render_delta(res.delta, indent="  ")
+        lines += _render_info(res.info)
+    counts: dict[str, int] = {}
+    for step in result.steps:
+        counts[step.result.outcome.value] = counts.get(step.result.outcome.value, 0) + 1
+    lines.append(f"{_calls(len(result.steps))}: " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
+    if final_state:
+        lines += ["final state:", pretty_json(result.final_state)]
+    return lines
