@@ -2,8 +2,16 @@
 
 from catalog.delta import DeltaOp
 from catalog.models import FailureConvention
-from catalog.render import (call_document, env_document, format_op, render_call, render_env, render_env_list,
-                            render_failure, render_search_hits)
+from catalog.render import (
+    call_document,
+    env_document,
+    format_op,
+    render_call,
+    render_env,
+    render_env_list,
+    render_failure,
+    render_search_hits,
+)
 from catalog.store import Catalog
 
 

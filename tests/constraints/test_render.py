@@ -2,8 +2,13 @@
 
 from catalog.store import Catalog
 from constraints.completeness import spec_of
-from constraints.render import (COMPLETENESS_TOTALS, completeness_summary, render_completeness, render_spec,
-                                spec_document)
+from constraints.render import (
+    COMPLETENESS_TOTALS,
+    completeness_summary,
+    render_completeness,
+    render_spec,
+    spec_document,
+)
 
 
 def test_spec_text_has_a_block_per_tool_with_guards_effects_and_sets(tmp_path):
