@@ -165,7 +165,7 @@ def load_rows(engine: sa.Engine, codecs: dict[str, TableCodec], state: dict[str,
                 try:
                     conn.execute(sa.insert(codec.table), rows)
                 except sa.exc.SQLAlchemyError as exc:
-                    raise StateError(f"Collection {name!r} does not fit its table: {exc.orig or exc}") from exc
+                    raise StateError(f"Collection {name!r} does not fit its table: {getattr(exc, 'orig', None) or exc}") from exc
 
 
 def snapshot(raw: sqlite3.Connection, codecs: dict[str, TableCodec]) -> dict[str, Any]:

@@ -99,7 +99,7 @@ def table_base() -> type[SQLModel]:
 _MetaBase = table_base()
 
 
-class EnvMeta(_MetaBase, table=True):  # type: ignore[call-arg,misc]
+class EnvMeta(_MetaBase, table=True):  # type: ignore[call-arg,misc,valid-type]
     """Env-level values kept in the state: the clock and the id counters."""
 
     __tablename__ = META_TABLE

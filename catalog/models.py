@@ -70,7 +70,7 @@ class Provenance(_Strict):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
-    source: str | None = Field(None, description="Original path or URL for imported envs.")
+    source: str | None = Field(default=None, description="Original path or URL for imported envs.")
 
 
 class FailureConvention(_Strict):

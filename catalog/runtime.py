@@ -516,7 +516,7 @@ def _definition_order(env_class: type) -> list[str]:
     return names
 
 
-def _init_mode(env_class: type) -> InitMode:
+def _init_mode(env_class: type[Any]) -> InitMode:
     """Pick how a class loads its init config.
 
     `_load_scenario` if defined; for a constructor that takes the config, `constructor` if it

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from catalog.models import EnvManifest
 from catalog.store import Catalog, CatalogError
 from catalog.vectors import DEDUP_THRESHOLD, DedupFilter, VectorIndex
 
-__all__ = ["CACHE_INDEX", "CACHE_META", "CatalogSearch", "env_text", "search_catalog"]
+__all__ = ["CACHE_INDEX", "CACHE_META", "CatalogSearch", "catalog_dedup_filter", "env_text", "search_catalog"]
 
 CACHE_INDEX = "vectors.faiss"
 CACHE_META = "vectors.json"
@@ -74,7 +75,7 @@ class RefreshStats:
 
 
 class CatalogSearch:
-    """Nearest catalog envs to a query, near-duplicate pairs, and a dedup filter seeded with the catalog.
+    """Nearest catalog envs to a query, and near-duplicate pairs among them.
 
     The index is built (or loaded from the cache) on first use and kept for the life of the
     object; call `refresh()` to pick up envs written since.
@@ -209,14 +210,37 @@ class CatalogSearch:
                  for other, score in neighbours if position[other] > i]
         return sorted(pairs, key=lambda p: (-p[2], p[0], p[1]))
 
-    def dedup_filter(self, threshold: float = DEDUP_THRESHOLD) -> DedupFilter:
-        """A DedupFilter that already holds every catalog env (it gets its own copy of the index)."""
-        return DedupFilter(self.embedder, threshold, index=self.index.copy())
-
 
 def search_catalog(catalog: Catalog, query: str, k: int = 5, *, embedder: Embedder | None = None) -> list[dict[str, Any]]:
     """`catalog search`: the k nearest envs to `query` (see `CatalogSearch.search` for the fields)."""
     return CatalogSearch(catalog, embedder).search(query, k)
+
+
+def catalog_dedup_filter(catalog: Catalog, taken: Iterable[tuple[str, str]] = (), *,
+                         embedder: Embedder | None = None, threshold: float = DEDUP_THRESHOLD) -> DedupFilter:
+    """A DedupFilter holding every topic already taken: each catalog env's, then `taken`'s.
+
+    Synthesis offers a proposed topic to the filter, so the filter holds topics too (an env's
+    `topic`, its name when it has none), not the search text (name, topic and description): like
+    is compared with like. `taken` are `(env_id, topic)` pairs accepted but perhaps not registered
+    yet (a resumed run's slots); an id in `taken` replaces the catalog's entry of that id.
+
+    >>> from catalog.embeddings import HashingEmbedder
+    >>> dedup = catalog_dedup_filter(Catalog("/nonexistent"), [("hotel", "hotels and guests")],
+    ...                              embedder=HashingEmbedder())
+    >>> dedup.ids
+    ['bank', 'clinic', 'library', 'store', 'hotel']
+    >>> dedup.accept("inn", "Hotels and guests.").accepted
+    False
+    """
+    taken = list(taken)
+    ours = {env_id for env_id, _ in taken}
+    summaries, _ = catalog.list()
+    seeds = [(s.id, s.topic or s.name) for s in summaries if s.id not in ours] + taken
+    dedup = DedupFilter(embedder, threshold)
+    if seeds:
+        dedup.add([env_id for env_id, _ in seeds], [text for _, text in seeds])
+    return dedup
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

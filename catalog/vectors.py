@@ -9,15 +9,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import faiss
 import numpy as np
 
 from catalog.embeddings import Embedder, default_embedder, normalize_rows
-
-if TYPE_CHECKING:
-    from catalog.store import Catalog
 
 __all__ = ["DEDUP_THRESHOLD", "Decision", "DedupFilter", "Match", "VectorIndex", "kmeans", "near_duplicates"]
 
@@ -191,7 +188,8 @@ class DedupFilter:
     A topic whose cosine to anything already accepted is >= `threshold` is rejected; an accepted
     one is added, so later topics are compared with it too. Offering an id that is already
     accepted compares it with everything else and does not add it twice (a resumed run may
-    offer the same topic again).
+    offer the same topic again). `catalog.search.catalog_dedup_filter` builds one seeded with a
+    catalog's topics.
 
     >>> from catalog.embeddings import HashingEmbedder
     >>> dedup = DedupFilter(HashingEmbedder(), threshold=0.85)
@@ -213,14 +211,6 @@ class DedupFilter:
         self.index = index if index is not None else VectorIndex(self.embedder.dim)
         self.accepted = 0
         self.rejected = 0
-
-    @classmethod
-    def from_catalog(cls, catalog: Catalog, embedder: Embedder | None = None,
-                     threshold: float = DEDUP_THRESHOLD) -> DedupFilter:
-        """A filter pre-loaded with every env of `catalog` (reference envs included), via the search cache."""
-        from catalog.search import CatalogSearch
-
-        return CatalogSearch(catalog, embedder).dedup_filter(threshold)
 
     @property
     def ids(self) -> list[str]:

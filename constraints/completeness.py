@@ -259,6 +259,8 @@ class CompletenessRun:
         before, steps = self._executor(state_name, self.states[state_name], actions)
         for position, (action, result) in enumerate(zip(actions, steps, strict=False)):
             prediction = self.simulator.predict(before, action)
+            if result.state is None:
+                raise RuntimeError(f"the executor returned {action.name}'s result without the state after it")
             before = result.state
             self.counts["steps"] += 1
             if prediction.abstained:

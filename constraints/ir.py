@@ -105,12 +105,12 @@ class Translator:
                 return self.unsupported(node, "starred element")
             return {"t": kind, "items": [self.expr(e.value) for e in node.elements]}
         if isinstance(node, cst.Dict):
-            items = []
+            items: list[list[Node | None]] = []
             for element in node.elements:
-                if isinstance(element, cst.StarredDictElement):
-                    items.append([None, self.expr(element.value)])
-                else:
+                if isinstance(element, cst.DictElement):
                     items.append([self.expr(element.key), self.expr(element.value)])
+                else:  # a StarredDictElement: **mapping
+                    items.append([None, self.expr(element.value)])
             return {"t": "dict", "items": items}
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             return self._comprehension(node)
@@ -122,11 +122,13 @@ class Translator:
             if isinstance(part, cst.FormattedStringText):
                 parts.append(part.value.replace("{{", "{").replace("}}", "}"))
                 continue
+            if not isinstance(part, cst.FormattedStringExpression):  # no other kind of part exists today
+                return self.unsupported(node, type(part).__name__)
             spec = None
             if part.format_spec:
                 if not all(isinstance(p, cst.FormattedStringText) for p in part.format_spec):
                     return self.unsupported(node, "nested format spec")
-                spec = "".join(p.value for p in part.format_spec)  # type: ignore[union-attr]
+                spec = "".join(p.value for p in part.format_spec if isinstance(p, cst.FormattedStringText))
             parts.append({"e": self.expr(part.expression), "spec": spec, "conv": part.conversion,
                           "src": self.source(part.expression)})
         return {"t": "fstr", "parts": parts}
@@ -152,7 +154,9 @@ class Translator:
             generators.append({"target": self.target(for_in.target), "iter": self.expr(for_in.iter),
                                "ifs": [self.expr(i.test) for i in for_in.ifs]})
             for_in = for_in.inner_for_in
-        kind = {cst.ListComp: "list", cst.GeneratorExp: "gen", cst.SetComp: "set", cst.DictComp: "dict"}[type(node)]
+        kinds: dict[type[cst.CSTNode], str] = {cst.ListComp: "list", cst.GeneratorExp: "gen", cst.SetComp: "set",
+                                               cst.DictComp: "dict"}
+        kind = kinds[type(node)]
         out: Node = {"t": "comp", "kind": kind, "gens": generators}
         if kind == "dict":
             out["key"], out["elt"] = self.expr(node.key), self.expr(node.value)
@@ -167,9 +171,7 @@ class Translator:
 
     # --- statements ---------------------------------------------------------------------
     def block(self, body: Sequence[cst.CSTNode] | cst.BaseSuite) -> list[Node]:
-        if isinstance(body, cst.IndentedBlock):
-            body = body.body
-        elif isinstance(body, cst.SimpleStatementSuite):
+        if isinstance(body, cst.BaseSuite):  # an IndentedBlock's statements, a one-line suite's small ones
             body = body.body
         out: list[Node] = []
         for statement in body:

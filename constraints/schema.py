@@ -40,7 +40,7 @@ def literal_values(text: str | None) -> list[Any] | None:
         node = cst.parse_expression(f"[{inner}]")
     except cst.ParserSyntaxError:
         return None
-    values = []
+    values: list[Any] = []
     for element in node.elements:  # type: ignore[attr-defined]
         value = element.value
         if isinstance(value, cst.SimpleString):
@@ -68,7 +68,7 @@ def imports_of(module: cst.Module) -> dict[str, str]:
                 origin = ("." * len(small.relative)) + (_dotted(small.module) if small.module else "")
                 for alias in small.names:
                     name = alias.name.value  # type: ignore[union-attr]
-                    local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
+                    local = str(alias.asname.name.value if alias.asname else name)  # type: ignore[union-attr]
                     names[local] = f"{origin}.{name}"
     return names
 

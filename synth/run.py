@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catalog.search import catalog_dedup_filter
 from catalog.store import Catalog
 from catalog.vectors import DedupFilter
 from synth.pipeline import FINAL, SKIPPED, Context, build_graph
@@ -248,25 +249,6 @@ def _prepare(config: RunConfig, resume: str | None) -> tuple[RunConfig, Path]:
     return config, run_dir
 
 
-def _dedup_filter(catalog: Catalog, slots: dict[int, dict[str, Any]], run_id: str) -> DedupFilter:
-    """Topics already taken: every catalog env's (other runs and reference), and this run's accepted ones."""
-    dedup = DedupFilter(threshold=0.85)
-    summaries, _ = catalog.list()
-    accepted = [s for s in slots.values() if s["status"] not in SKIPPED and s["topic"]]
-    ours = {s["env_id"] for s in accepted}
-    ids, texts = [], []
-    for summary in summaries:
-        if summary.id not in ours:
-            ids.append(summary.id)
-            texts.append(summary.topic or summary.name)
-    for s in accepted:
-        ids.append(s["env_id"])
-        texts.append(s["topic"])
-    if ids:
-        dedup.add(ids, texts)
-    return dedup
-
-
 def synthesize(config: RunConfig, *, resume: str | None = None, progress: bool | None = None,
                report_dir: Path | None = None) -> dict[str, Any]:
     """Run (or resume) synthesis; returns the run report (also written as JSON, Markdown and PNG).
@@ -303,7 +285,8 @@ def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | No
     db = _db(run_dir / "run.sqlite")
     slots = _slots(db)
     catalog = Catalog(config.catalog)
-    dedup = _dedup_filter(catalog, slots, config.run_id)
+    dedup = catalog_dedup_filter(catalog, [(s["env_id"], s["topic"]) for s in slots.values()
+                                           if s["status"] not in SKIPPED and s["topic"]])
     graph, ctx, connection = _open_graph(run_dir, config, dedup=dedup)
     bar = _Progress(config.n, sys.stderr.isatty() if progress is None else progress)
     recorded = {k: s for k, s in slots.items() if s["status"] in FINAL and s["summary"]}

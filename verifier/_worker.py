@@ -30,6 +30,7 @@ PRUNED = ("subprocess", "_posixsubprocess", "socket", "_socket", "ctypes", "_cty
           "smtplib", "webbrowser", "mmap", "fcntl", "termios", "resource", "_thread")
 NATIVE = ("verifier._mounts", "pyseccomp", "ctypes.util", "ctypes._endian", "ctypes")
 STALE = "stale: this worker holds no session state"
+VIOLATION_STATUS = 86  # exit status of a worker that the audit hook stopped (verifier.isolation re-exports it)
 ZYGOTE_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from verifier._worker import zygote_main; " \
     "zygote_main(sys.argv[2])"
 PRELOADED = ("_strptime", "encodings.idna", "sqlalchemy.dialects.sqlite.pysqlite", "catalog.tasks")
@@ -266,7 +267,6 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
     from verifier.allowlist import ALLOWED_IMPORTS, check_imports
     from verifier.frames import MAX_FRAME, FrameError, read_frame_blocking
     from verifier.globalstate import EnvGlobals, changed, fingerprint
-    from verifier.isolation import VIOLATION_STATUS
 
     protocol_in = protocol_out = fd
     _limit(memory_mb)  # before the filter, which refuses setrlimit

@@ -49,14 +49,15 @@ def check_imports(env_dir: Path, allow_modules: Iterable[str] = ()) -> list[str]
             if node in optional:
                 continue  # inside `try: ... except ImportError`: it fails cleanly at run time
             names: list[str] = []
+            line = 0
             if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
+                names, line = [alias.name for alias in node.names], node.lineno
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
+                names, line = [node.module], node.lineno
             for name in names:
                 top = name.split(".")[0]
                 if top not in ALLOWED_IMPORTS and top not in local:
-                    problems.append(f"import {name} ({path.name}:{node.lineno})")
+                    problems.append(f"import {name} ({path.name}:{line})")
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
                 problems.append(f"__import__ call ({path.name}:{node.lineno})")
     return problems

@@ -119,7 +119,7 @@ class AuditAborted(AuditError):
 # --- order and strata -------------------------------------------------------------------------
 def band_group(strata: Any) -> str:
     """EnvSimBench group of a sample (`strata` is a Strata or its dict): failure, no_change_args0, ..."""
-    get = strata.get if isinstance(strata, dict) else lambda key: getattr(strata, key)
+    get: Callable[[str], Any] = strata.get if isinstance(strata, dict) else lambda key: getattr(strata, key)
     size, args = int(get("delta_size")), int(get("arg_count"))
     if get("outcome") == "failure":
         return "failure"
@@ -756,7 +756,7 @@ def compare_reports(reports: Sequence[dict[str, Any]], labels: Sequence[str] | N
         lines += [f"Same {reports[0]['samples'] if reports else 0} samples in every run.", ""]
     lines += ["| metric | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
 
-    def row(name: str, fn: Callable[[dict[str, Any]], str]) -> None:
+    def row(name: str, fn: Callable[..., str]) -> None:
         lines.append(f"| {name} | " + " | ".join(fn(r) for r in reports) + " |")
 
     row("samples", lambda r: str(r["samples"]))

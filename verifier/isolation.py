@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import Literal
 
 from catalog.pids import process_alive
+from verifier._worker import VIOLATION_STATUS, ZYGOTE_BOOT
 
 __all__ = ["Isolation", "IsolationUnavailable", "default_isolation", "set_default_isolation", "require_isolation",
            "zygote_command", "new_scratch", "clean_stale_scratch", "SCRATCH", "VIOLATION_STATUS"]
 
 Isolation = Literal["os", "none"]
 SCRATCH = "/scratch"  # the worker's writable folder inside the sandbox
-VIOLATION_STATUS = 86  # exit status of a worker that the audit hook stopped
 PROJECT_PACKAGES = ("catalog", "constraints", "verifier")  # what the worker imports of envforge
 _SCRATCH_PREFIX = "envforge-scratch-"
 BWRAP_VAR = "ENVFORGE_BWRAP"
@@ -126,8 +126,6 @@ def _environment(scratch: str) -> dict[str, str]:
 
 
 def _python_command(config: dict[str, object]) -> list[str]:
-    from verifier._worker import ZYGOTE_BOOT
-
     return [sys.executable, "-I", "-c", ZYGOTE_BOOT, str(_project_root()), json.dumps(config)]
 
 

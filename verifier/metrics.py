@@ -19,14 +19,14 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from catalog.delta import DeltaConflict, DeltaOp, apply_delta
+from catalog.delta import DeltaConflict, DeltaOp, OpName, apply_delta
 from catalog.jsonable import canonical_json, json_equal, to_jsonable
 
 __all__ = ["parse_observation", "feedback_match", "parse_delta", "DeltaFormatError", "strict_config_match",
            "envsimbench_config_match", "op_scores"]
 
-_OP_ALIASES = {"add": "add", "added": "add", "modify": "modify", "modified": "modify", "update": "modify",
-               "delete": "delete", "removed": "delete", "remove": "delete"}
+_OP_ALIASES: dict[str, OpName] = {"add": "add", "added": "add", "modify": "modify", "modified": "modify",
+                                  "update": "modify", "delete": "delete", "removed": "delete", "remove": "delete"}
 
 
 class DeltaFormatError(ValueError):
@@ -125,7 +125,7 @@ def envsimbench_config_match(state: dict[str, Any], predicted_ops: Any, gold_nex
                 op = op.to_dict()
             kind = str(op.get("op", op.get("type", ""))).lower()
             keys = _dotted(op.get("path"))
-            node = predicted
+            node: Any = predicted
             for key in keys[:-1]:
                 if not isinstance(node.get(key), dict):
                     node[key] = {}
@@ -139,7 +139,7 @@ def envsimbench_config_match(state: dict[str, Any], predicted_ops: Any, gold_nex
     if not isinstance(predicted_ops, list):
         return False
     for path, _kind, value in _gold_changes(state, gold_next_state):
-        node: Any = predicted
+        node = predicted
         for key in path.split("."):
             if not isinstance(node, dict) or key not in node:
                 return False

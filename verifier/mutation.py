@@ -15,7 +15,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import libcst as cst
 
@@ -58,7 +58,7 @@ def _is_failure_exit(statement: cst.CSTNode) -> bool:
     return False
 
 
-def _is_guard(node: cst.CSTNode) -> bool:
+def _is_guard(node: cst.CSTNode) -> TypeGuard[cst.If]:
     return isinstance(node, cst.If) and isinstance(node.body, cst.IndentedBlock) and bool(node.body.body) \
         and _is_failure_exit(node.body.body[0])
 
@@ -79,7 +79,7 @@ def _is_write(statement: cst.CSTNode) -> bool:
 
 
 def _message_arg(guard: cst.If) -> cst.BaseExpression | None:
-    small = guard.body.body[0].body[0]  # type: ignore[attr-defined]
+    small = guard.body.body[0].body[0]  # type: ignore[attr-defined,union-attr]
     if isinstance(small, cst.Return) and isinstance(small.value, cst.Call) and small.value.args:
         return small.value.args[0].value
     if isinstance(small, cst.Raise) and isinstance(small.exc, cst.Call) and small.exc.args:
@@ -139,7 +139,7 @@ class _Mutator(cst.CSTTransformer):
     def leave_ComparisonTarget(self, original: cst.ComparisonTarget, updated: cst.ComparisonTarget) -> Any:
         if self.operator != "flip_comparison" or not self._active():
             return updated
-        flips = {cst.LessThan: cst.LessThanEqual, cst.LessThanEqual: cst.LessThan,
+        flips: dict[type[cst.BaseCompOp], Any] = {cst.LessThan: cst.LessThanEqual, cst.LessThanEqual: cst.LessThan,
                  cst.GreaterThan: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.GreaterThan}
         kind = type(original.operator)
         if kind in flips and self._hit(original, f"comparison {kind.__name__} flipped"):
@@ -171,8 +171,8 @@ class _Mutator(cst.CSTTransformer):
                     return updated.with_changes(body=[small.with_changes(operator=swapped)])
             elif isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
                 if self._hit(original, "+ and - swapped in a written value"):
-                    swapped = cst.Subtract() if isinstance(value.operator, cst.Add) else cst.Add()
-                    return updated.with_changes(body=[small.with_changes(value=value.with_changes(operator=swapped))])
+                    flipped = cst.Subtract() if isinstance(value.operator, cst.Add) else cst.Add()
+                    return updated.with_changes(body=[small.with_changes(value=value.with_changes(operator=flipped))])
         if self.operator == "wrong_field" and isinstance(small, cst.Assign) and \
                 isinstance(small.targets[0].target, cst.Attribute):
             target = small.targets[0].target
@@ -196,12 +196,12 @@ class _Mutator(cst.CSTTransformer):
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> Any:
         if self.operator == "swap_message" and self._active():
-            guards = [n for n in _walk(original) if _is_guard(n) and _message_arg(n) is not None]
-            pairs = [(a, b) for a, b in zip(guards, guards[1:], strict=False)
-                     if cst.Module([]).code_for_node(_message_arg(a)) != cst.Module([]).code_for_node(_message_arg(b))]
+            messages = [m for n in _walk(original) if _is_guard(n) and (m := _message_arg(n)) is not None]
+            pairs = [(a, b) for a, b in zip(messages, messages[1:], strict=False)
+                     if cst.Module([]).code_for_node(a) != cst.Module([]).code_for_node(b)]
             if pairs and self._hit(original, f"error messages of two guards swapped in {original.name.value}"):
-                first, second = _message_arg(pairs[0][0]), _message_arg(pairs[0][1])
-                swapped = updated.deep_replace(_find_same(updated, first), _Placeholder.make())
+                first, second = pairs[0]
+                swapped: cst.CSTNode = updated.deep_replace(_find_same(updated, first), _Placeholder.make())
                 swapped = swapped.deep_replace(_find_same(swapped, second), first)
                 return swapped.deep_replace(_find_placeholder(swapped), second)
         self.function = None

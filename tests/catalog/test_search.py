@@ -6,9 +6,8 @@ import pytest
 
 from catalog.embeddings import HashingEmbedder, StaticModelEmbedder
 from catalog.models import EnvManifest
-from catalog.search import CACHE_INDEX, CACHE_META, CatalogSearch, env_text, search_catalog
+from catalog.search import CACHE_INDEX, CACHE_META, CatalogSearch, catalog_dedup_filter, env_text, search_catalog
 from catalog.store import Catalog
-from catalog.vectors import DedupFilter
 
 from .conftest import REFERENCE_IDS
 
@@ -152,7 +151,7 @@ def test_another_embedder_rebuilds_the_cache(tmp_path, static):
     assert json.loads((tmp_path / CACHE_META).read_text())["embedder"] == HashingEmbedder().name
 
 
-def test_similar_pairs_and_a_dedup_filter_seeded_with_the_catalog(tmp_path, static):
+def test_similar_pairs(tmp_path, static):
     catalog = Catalog(tmp_path)
     search = CatalogSearch(catalog, static)
     assert search.similar_pairs(0.85) == []  # the reference envs are far apart
@@ -162,10 +161,27 @@ def test_similar_pairs_and_a_dedup_filter_seeded_with_the_catalog(tmp_path, stat
     pairs = search.similar_pairs(0.85)
     assert [(a, b) for a, b, _ in pairs] == [("library", "library-copy")] and pairs[0][2] >= 0.85
     assert all(score >= 0.5 for _, _, score in search.similar_pairs(0.5))
-    dedup = search.dedup_filter(0.85)
-    assert sorted(dedup.ids) == sorted([*REFERENCE_IDS, "hotel", "library-copy"])
-    decision = dedup.accept("new", "Lending library. education libraries. " + LIBRARY_COPY)
+
+
+def test_a_dedup_filter_seeded_with_the_catalogs_topics(tmp_path, static):
+    catalog = Catalog(tmp_path)
+    write(catalog, "library-copy", LIBRARY_COPY, name="Lending library", topic="education/libraries")
+    write(catalog, topic="")  # no topic: its name stands in
+    dedup = catalog_dedup_filter(catalog, embedder=static, threshold=0.85)
+    topics = {s.id: s.topic or s.name for s in catalog.list()[0]}
+    assert sorted(dedup.ids) == sorted([*REFERENCE_IDS, "hotel", "library-copy"]) and topics["hotel"] == "Hotel"
+    expected = static.embed([topics[env_id] for env_id in dedup.ids])  # topics, not the search text
+    assert [round(float(v @ w), 4) for v, w in zip(dedup.index.vectors(), expected, strict=True)] == [1.0] * 6
+    decision = dedup.accept("new", "education/libraries")
     assert not decision.accepted and decision.nearest_id in {"library", "library-copy"}
     assert dedup.accept("ski", "Ski school: instructors teach lessons to pupils on the slopes.").accepted
-    assert "ski" not in search.index  # the filter has its own copy
-    assert sorted(DedupFilter.from_catalog(catalog, static).ids) == sorted(dedup.ids[:-1])
+
+
+def test_taken_topics_come_after_the_catalogs_and_replace_an_entry_of_the_same_id(tmp_path, static):
+    catalog = Catalog(tmp_path)
+    write(catalog)
+    dedup = catalog_dedup_filter(catalog, [("hotel", "ski school lessons"), ("zoo", "zoo keepers feed animals")],
+                                 embedder=static)
+    assert dedup.ids == [*sorted(REFERENCE_IDS), "hotel", "zoo"] and dedup.threshold == 0.85
+    assert dedup.check("ski school lessons")[0] == "hotel"
+    assert catalog_dedup_filter(Catalog(tmp_path / "absent", include_reference=False), embedder=static).ids == []
