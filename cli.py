@@ -541,7 +541,7 @@ def _default_bench(args: argparse.Namespace) -> Path:
 def cmd_audit_sim(args: argparse.Namespace) -> int:
     from synth.llm import EndpointUnreachable, UnknownModel
     from synth.simulation import open_simulator
-    from verifier.audit import AuditAborted, AuditError, run_audit
+    from verifier.audit import AuditAborted, AuditError, render_summary, run_audit
 
     bench = Path(args.bench) if args.bench else _default_bench(args)
     if not args.bench and not bench.is_file():
@@ -575,13 +575,9 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
         if bar:
             sys.stderr.write("\n")
     if args.json:
-        _print_json(report)
+        _print_json(report.to_dict())
         return 0
-    fmt = lambda v: "-" if v is None else f"{v:.1%}"  # noqa: E731
-    print(f"{report['model']} ({report['mode']}) on {report['samples']} samples: FM {fmt(report['fm'])}, "
-          f"strict CM {fmt(report['cm_strict'])}, EnvSimBench CM {fmt(report['cm_compat'])}, op F1 "
-          f"{fmt(report['op_f1'])}; abstained {report['abstained']}, errors {report['errors']}; tokens "
-          f"{report['tokens_in']} in / {report['tokens_out']} out, {report['cost_usd']:.4f} USD")
+    print(render_summary(report))
     print(f"report: {out / 'report.md'} (+ report.json, results.jsonl, plots)")
     return 0
 
