@@ -6,7 +6,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from catalog.delta import DeltaConflict, DeltaOp, apply_delta, delta_band, diff
+from catalog.delta import DeltaConflict, DeltaOp, apply_delta, diff
+from catalog.strata import delta_band
 from catalog.jsonable import json_equal
 
 keys = st.one_of(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from catalog.delta import delta_band
+from catalog.strata import delta_band
 from catalog.manifest import refresh_manifest
 from catalog.models import Outcome, ToolKind
 

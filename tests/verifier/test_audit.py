@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from sqlmodel import Field
 
-from catalog.bench import BenchItem, SimResult, item_id
+from catalog.bench import BenchItem, SimResult
 from catalog.envkit import Env, fail, ok, table_base, tool
-from catalog.models import Action, Sample
+from catalog.models import Action
 from catalog.runtime import SqlRuntime
 from catalog.store import Catalog
 from catalog.strata import rung_of_strata
@@ -53,8 +53,8 @@ def _item(env_id: str, kind: str, code: str, runtime: Any, state: dict[str, Any]
     runtime.reset(state)
     before = runtime.snapshot()
     action = Action(name=name, arguments=arguments)
-    sample = Sample.from_step(env_id, before, action, runtime.call(action, snapshot=True))
-    return BenchItem(id=item_id(env_id, before, action), env_kind=kind, env_code=code, **sample.model_dump())
+    return BenchItem.from_step(env_id, before, action, runtime.call(action, snapshot=True), env_kind=kind,
+                               env_code=code)
 
 
 @pytest.fixture(scope="module")

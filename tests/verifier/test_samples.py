@@ -13,6 +13,7 @@ from catalog.envsimbench import from_envsimbench, read_jsonl, to_envsimbench, wr
 from catalog.jsonable import json_equal
 from catalog.models import EnvManifest
 from catalog.store import Catalog, CatalogError
+from catalog.strata import RUNG_NAMES
 from synth.run import RunConfig, synthesize
 from verifier.samples import (
     BUCKETS,
@@ -20,7 +21,7 @@ from verifier.samples import (
     Composition,
     CompositionError,
     _extract_all,
-    bucket_of,
+    _sample_bucket,
     export_failures,
     export_samples,
     render_export_report,
@@ -35,7 +36,7 @@ SMALL = {"failure": 3, "no_change_args1": 3, "simple_1": 2, "simple_2": 2, "medi
 
 
 def bucket(item):
-    return bucket_of(item.strata.outcome, item.strata.delta_size, item.strata.arg_count)
+    return _sample_bucket(item.strata.outcome, item.strata.delta_size, item.strata.arg_count)
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +70,14 @@ def test_scaled_compositions_sum_to_n_and_stay_proportional(n):
     assert set(uniform.counts) == set(BUCKETS)
 
 
+def test_buckets_are_the_strata_ladder_and_a_refusal_that_wrote_is_no_sample():
+    assert BUCKETS == RUNG_NAMES and set(ENVSIMBENCH_COUNTS) < set(BUCKETS)
+    assert _sample_bucket("success", 0, 3) == "no_change_args2+"  # can be asked for, like every rung
+    assert _sample_bucket("failure", 0, 0) == "failure"
+    assert _sample_bucket("failure", 2, 1) is None  # the ladder says failure; a sample it is not
+    assert _sample_bucket("crash", 0, 1) is None and _sample_bucket("invalid", 0, 0) is None
+
+
 def test_composition_file_and_errors(tmp_path):
     path = tmp_path / "mix.json"
     path.write_text(json.dumps({"medium_3": 3, "failure": 1}))
@@ -86,9 +95,10 @@ def test_composition_file_and_errors(tmp_path):
 
 
 def test_an_optional_bucket_gives_its_shortfall_to_the_others():
-    comp = Composition.uniform(22)  # 11 buckets x 2
+    comp = Composition.uniform(24)  # 12 rungs x 2
+    assert comp.optional == {"beyond_13+", "no_change_args2+"}
     capped, moved = comp.redistribute({**comp.counts, "beyond_13+": 0})
-    assert moved == {"beyond_13+": 2} and capped.total == 22 and capped.counts["beyond_13+"] == 0
+    assert moved == {"beyond_13+": 2} and capped.total == 24 and capped.counts["beyond_13+"] == 0
     same, none = comp.redistribute(comp.counts)
     assert same == comp and none == {}
 
