@@ -595,12 +595,13 @@ def _split_paths(out: Path) -> tuple[Path, Path]:
 
 def cmd_bench_export(args: argparse.Namespace) -> int:
     from catalog.envsimbench import split_by_env
-    from verifier.samples import Composition, CompositionError, export_failures, export_samples, render_export_report
+    from verifier.export_report import ExportReport, FailuresReport, render_export_report, render_written
+    from verifier.samples import Composition, CompositionError, export_failures, export_samples
 
     fmt = args.format
     default_name = "samples.jsonl" if fmt == "jsonl" else "samples.json"
     out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".bench" / default_name
-    report: dict[str, Any] = {}
+    report: ExportReport | FailuresReport
     if args.from_audit:
         if not args.failures:
             raise UserError("--from-audit needs --failures (the steps the audited simulator got wrong)")
@@ -608,7 +609,7 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
             items = export_failures(Path(args.from_audit))
         except FileNotFoundError as exc:
             raise UserError(f"{args.from_audit}: no audit results there ({exc})") from exc
-        report = {"from_audit": args.from_audit, "failures": len(items)}
+        report = FailuresReport(from_audit=args.from_audit, failures=len(items))
     else:
         if args.n is None:
             raise UserError("give --n N (how many samples), or --from-audit DIR --failures")
@@ -635,15 +636,14 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
             written[str(path)] = _write_items(part, path, fmt)
     else:
         written[str(out)] = _write_items(items, out, fmt)
-    report["written"] = written
+    report.written = written
     if args.json:
-        _print_json(report)
+        _print_json(report.to_dict())
     else:
-        if "buckets" in report:
+        if isinstance(report, ExportReport):
             print(render_export_report(report))
-        for target, count in written.items():
-            print(f"wrote {count} samples to {target} ({fmt})")
-    return 0 if report.get("quotas_met", True) else 1
+        print(render_written(written, fmt))
+    return 0 if report.quotas_met else 1
 
 
 def cmd_bench_import(args: argparse.Namespace) -> int:

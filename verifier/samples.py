@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +55,11 @@ from constraints.extract import extract_spec
 from constraints.normalize import env_modules
 from constraints.spec import ConstraintSpec, ToolSpec
 from verifier.audit_results import RESULTS_FILE, is_wrong, load_results
+from verifier.export_report import BucketReport, ExportReport, render_export_report
 from verifier.sandbox import Job, JobResult, SandboxPool
 
 __all__ = ["BUCKETS", "Composition", "CompositionError", "ExportResult", "export_samples",
-           "export_failures", "render_export_report", "ProgressFn"]
+           "export_failures", "render_export_report", "ExportReport", "ProgressFn"]
 
 BUCKETS = RUNG_NAMES  # every rung of the strata ladder can be asked for
 # EnvSimBench's 400-sample mix over its groups (reference/envsimbench.md §3).
@@ -425,7 +426,7 @@ class ExportResult:
     """The verified items (bucket order, deterministic) and the report of how they were found."""
 
     items: list[BenchItem]
-    report: dict[str, Any] = field(default_factory=dict)
+    report: ExportReport
 
 
 def _env_doc(handle: EnvHandle) -> str:
@@ -676,7 +677,7 @@ class _Exporter:
         return ExportResult(items, report)
 
     def report(self, composition: Composition, moved: dict[str, int], chosen: dict[str, list[_Candidate]],
-               items: list[BenchItem], started: float, searched: float) -> dict[str, Any]:
+               items: list[BenchItem], started: float, searched: float) -> ExportReport:
         buckets = {}
         drops_by_bucket: Counter[str] = Counter()
         reasons: Counter[str] = Counter()
@@ -689,40 +690,40 @@ class _Exporter:
                         reasons[reason] += 1
         for bucket, wanted in composition.counts.items():
             picks = chosen.get(bucket, [])
-            buckets[bucket] = {
-                "wanted": wanted,
-                "found": len(picks),
-                "distinct_envs": len({c.env for c in picks}),
-                "dropped_non_reproducible": drops_by_bucket[bucket],
-                "candidates": sum(len(s.candidates[bucket]) for s in self.searches),
-                "envs_with_candidates": sum(bool(s.candidates[bucket]) for s in self.searches),
-            }
+            buckets[bucket] = BucketReport(
+                wanted=wanted,
+                found=len(picks),
+                distinct_envs=len({c.env for c in picks}),
+                dropped_non_reproducible=drops_by_bucket[bucket],
+                candidates=sum(len(s.candidates[bucket]) for s in self.searches),
+                envs_with_candidates=sum(bool(s.candidates[bucket]) for s in self.searches),
+            )
         events: Counter[str] = Counter()
         for search in self.searches:
             events.update(search.events)
-        return {
-            "composition": composition.name,
-            "seed": self.seed,
-            "wanted": composition.total,
-            "exported": len(items),
-            "quotas_met": all(b["found"] == b["wanted"] for b in buckets.values()),
-            "distinct_envs": len({item.env_id for item in items}),
-            "envs_searched": sum(bool(s.initial) for s in self.searches),
-            "envs_skipped": dict(sorted(self.skipped.items())),
-            "buckets": buckets,
-            "optional_shortfall": moved,
-            "dropped_non_reproducible": sum(drops_by_bucket.values()),
-            "drop_reasons": dict(reasons.most_common()),
-            "search_rounds": self.rounds,
-            "steps_executed": sum(s.steps for s in self.searches),
-            "sandbox_jobs": self.sandbox_jobs,
-            "sandbox_calls": self.sandbox_calls,
-            "sandbox_events": dict(events.most_common(10)),
-            "reexecuted": 2 * len(self.verified),
-            "seconds": round(time.perf_counter() - started, 2),
-            "specs_seconds": round(self.specs_seconds, 2),
-            "search_seconds": round(searched - started - self.specs_seconds, 2),
-        }
+        return ExportReport(
+            composition=composition.name,
+            seed=self.seed,
+            wanted=composition.total,
+            exported=len(items),
+            quotas_met=all(b.found == b.wanted for b in buckets.values()),
+            distinct_envs=len({item.env_id for item in items}),
+            envs_searched=sum(bool(s.initial) for s in self.searches),
+            envs_skipped=dict(sorted(self.skipped.items())),
+            buckets=buckets,
+            optional_shortfall=moved,
+            dropped_non_reproducible=sum(drops_by_bucket.values()),
+            drop_reasons=dict(reasons.most_common()),
+            search_rounds=self.rounds,
+            steps_executed=sum(s.steps for s in self.searches),
+            sandbox_jobs=self.sandbox_jobs,
+            sandbox_calls=self.sandbox_calls,
+            sandbox_events=dict(events.most_common(10)),
+            reexecuted=2 * len(self.verified),
+            seconds=round(time.perf_counter() - started, 2),
+            specs_seconds=round(self.specs_seconds, 2),
+            search_seconds=round(searched - started - self.specs_seconds, 2),
+        )
 
 
 def export_samples(catalog: Catalog, composition: Composition, *, seed: int = 0, workers: int = 2,
@@ -736,30 +737,6 @@ def export_samples(catalog: Catalog, composition: Composition, *, seed: int = 0,
     non-reproducible; and overall: distinct envs, re-executions, timings, sandbox use.
     """
     return _Exporter(catalog, composition, seed, workers, env_ids, progress, timeout).run()
-
-
-def render_export_report(report: dict[str, Any]) -> str:
-    """The export report as Markdown: per bucket wanted/found/envs/candidates/dropped, then totals."""
-    status = "every quota met" if report["quotas_met"] else "**some quotas not met**"
-    lines = [f"# Benchmark export: {report['composition']} (seed {report['seed']})", "",
-             f"{report['exported']} of {report['wanted']} samples from {report['distinct_envs']} distinct envs "
-             f"({report['envs_searched']} searched); {status}. Every sample was re-executed twice from its state "
-             f"and matched ({report['dropped_non_reproducible']} candidates dropped as non-reproducible).", "",
-             "| bucket | wanted | found | distinct envs | candidates | envs with candidates | dropped |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
-    for name, row in report["buckets"].items():
-        lines.append(f"| {name} | {row['wanted']} | {row['found']} | {row['distinct_envs']} | {row['candidates']} "
-                     f"| {row['envs_with_candidates']} | {row['dropped_non_reproducible']} |")
-    lines += ["", f"Search: {report['search_rounds']} round(s), {report['sandbox_calls']} sandboxed calls in "
-              f"{report['sandbox_jobs']} jobs, {report['reexecuted']} re-executions; {report['seconds']} s "
-              f"(specs {report['specs_seconds']} s, search {report['search_seconds']} s)."]
-    if report["optional_shortfall"]:
-        lines.append(f"Optional buckets short, their share spread over the others: {report['optional_shortfall']}.")
-    if report["drop_reasons"]:
-        lines += ["", "Drop reasons:", *(f"- {n} × {reason}" for reason, n in report["drop_reasons"].items())]
-    if report["envs_skipped"]:
-        lines += ["", "Envs skipped:", *(f"- {env}: {reason}" for env, reason in report["envs_skipped"].items())]
-    return "\n".join(lines) + "\n"
 
 
 # --- failures of an audit ---------------------------------------------------------------------------

@@ -106,15 +106,15 @@ def test_an_optional_bucket_gives_its_shortfall_to_the_others():
 # --- export over the reference envs ---------------------------------------------------------------
 def test_quotas_are_met_exactly_and_spread_over_envs(exported):
     items, report = exported.items, exported.report
-    assert report["quotas_met"], report["buckets"]
+    assert report.quotas_met, report.buckets
     assert Counter(bucket(i) for i in items) == Counter(SMALL)
     assert len({i.id for i in items}) == len(items)
-    for name, row in report["buckets"].items():
-        assert row["wanted"] == row["found"] == SMALL[name]
+    for name, row in report.buckets.items():
+        assert row.wanted == row.found == SMALL[name]
         # round-robin: as many envs as the quota allows, given the envs that have candidates
-        assert row["distinct_envs"] == min(row["wanted"], row["envs_with_candidates"])
-    assert report["distinct_envs"] == len(REFERENCE_IDS)
-    assert report["reexecuted"] >= 2 * len(items)
+        assert row.distinct_envs == min(row.wanted, row.envs_with_candidates)
+    assert report.distinct_envs == len(REFERENCE_IDS)
+    assert report.reexecuted >= 2 * len(items)
 
 
 def test_items_are_self_contained_and_consistent(exported, reference):
@@ -170,11 +170,11 @@ def test_report_names_what_it_could_not_fill(reference):
     comp = Composition("mix", {"no_change_args0": 2, "simple_1": 1})
     result = export_samples(reference, comp, seed=1, workers=1, env_ids=["bank", "library"])
     report = result.report
-    assert not report["quotas_met"]
-    assert report["buckets"]["no_change_args0"] == {"wanted": 2, "found": 0, "distinct_envs": 0,
-                                                    "dropped_non_reproducible": 0, "candidates": 0,
-                                                    "envs_with_candidates": 0}
-    assert report["buckets"]["simple_1"]["found"] == 1 and {i.env_id for i in result.items} <= {"bank", "library"}
+    assert not report.quotas_met
+    assert report.to_dict()["buckets"]["no_change_args0"] == {"wanted": 2, "found": 0, "distinct_envs": 0,
+                                                              "dropped_non_reproducible": 0, "candidates": 0,
+                                                              "envs_with_candidates": 0}
+    assert report.buckets["simple_1"].found == 1 and {i.env_id for i in result.items} <= {"bank", "library"}
     with pytest.raises(CatalogError):
         export_samples(reference, comp, seed=1, workers=1, env_ids=["no-such-env"])
 
@@ -217,10 +217,10 @@ def test_non_reproducible_steps_are_dropped_and_replaced(tmp_path):
     catalog.write_env(EnvManifest(id="boom", name="Boom", kind="class", entry="Boom"), boom, {"default": {}})
     result = export_samples(catalog, Composition("mix", {"simple_1": 3}), seed=0, workers=1, env_ids=["flaky", "boom"])
     report = result.report
-    assert "boom at import" in report["envs_skipped"]["boom"] and report["envs_searched"] == 1
-    assert report["quotas_met"] and [i.action.name for i in result.items] == ["stable"] * 3
-    assert report["buckets"]["simple_1"]["dropped_non_reproducible"] >= 1
-    assert set(report["drop_reasons"]) <= {"observation differs on re-execution", "next state differs on re-execution"}
+    assert "boom at import" in report.envs_skipped["boom"] and report.envs_searched == 1
+    assert report.quotas_met and [i.action.name for i in result.items] == ["stable"] * 3
+    assert report.buckets["simple_1"].dropped_non_reproducible >= 1
+    assert set(report.drop_reasons) <= {"observation differs on re-execution", "next state differs on re-execution"}
 
 
 # --- a synthesized catalog: the EnvSimBench mix, scaled ---------------------------------------------
@@ -229,9 +229,9 @@ def test_envsimbench_mix_from_a_small_synthesized_catalog(tmp_path):
     catalog = Catalog(tmp_path)
     comp = Composition.envsimbench(24)
     result = export_samples(catalog, comp, seed=0, workers=2)
-    assert result.report["quotas_met"], result.report["buckets"]
+    assert result.report.quotas_met, result.report.buckets
     assert Counter(bucket(i) for i in result.items) == Counter({b: c for b, c in comp.counts.items() if c})
-    assert result.report["distinct_envs"] >= 5
+    assert result.report.distinct_envs >= 5
 
 
 # --- failures of an audit ----------------------------------------------------------------------------
