@@ -61,7 +61,7 @@ class BenchItem(BaseModel):
             id=item_id(env_id, state, action), env_id=env_id, env_kind=env_kind, env_entry=env_entry,
             env_code=env_code, env_doc=env_doc, state=state, action=action, observation=result.observation,
             next_state=result.state, delta=[op.to_dict() for op in result.delta],
-            strata=Strata.of(result.outcome, len(result.delta), len(action.arguments)))
+            strata=Strata.of(result.outcome, len(result.delta), len(action.arguments)), task="")
 
 
 @dataclass
