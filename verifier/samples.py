@@ -22,8 +22,8 @@ few envs dominate them. Here the strata are searched for directly:
 - Buckets are the rungs of `catalog.strata` (the audit's strata, same names). A refused call
   that changed state is not a sample (a correct env refuses without writing): the ladder puts it
   under `failure`, the export leaves it out, as it leaves out crashes and invalid calls.
-- Spec extraction is static analysis of trusted code (no env code runs), so it runs in a plain
-  process pool; every env call runs in the sandbox pool (`SandboxPool.run_many`), which keeps a
+- Spec extraction is static analysis of trusted code (no env code runs), so it runs in plain
+  child processes (`python -m verifier._spec_worker`); every env call runs in the sandbox pool (`SandboxPool.run_many`), which keeps a
   worker on one env while it has jobs. Everything is deterministic for a seed.
 """
 
@@ -32,13 +32,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import multiprocessing
+import os
 import random
+import subprocess
+import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,9 +52,9 @@ from catalog.models import Action, Outcome, StepResult
 from catalog.store import Catalog, CatalogError, EnvHandle
 from catalog.strata import LADDER, RUNG_NAMES, rung, rung_of
 from constraints.completeness import CompletenessRun
-from constraints.extract import extract_spec
 from constraints.normalize import env_modules
 from constraints.spec import ConstraintSpec, ToolSpec
+from verifier._spec_worker import extract
 from verifier.audit_results import RESULTS_FILE, is_wrong, load_results
 from verifier.export_report import BucketReport, ExportReport, render_export_report
 from verifier.sandbox import Job, JobResult, SandboxPool
@@ -372,52 +373,70 @@ class _Calls(CompletenessRun):
         super().__init__(handle, seed=seed, spec=spec)
 
 
-def _extract(args: list[Any]) -> ConstraintSpec | str:
-    """A spec, or the reason it cannot be extracted (parsing only: no env code runs)."""
-    source, kind, entry, failure_exceptions, convention, modules = args
-    try:
-        return extract_spec(source, kind, entry, failure_exceptions=failure_exceptions, convention=convention,
-                            modules=modules)
-    except Exception as exc:
-        return f"spec extraction failed: {type(exc).__name__}: {exc}"
-
-
-def _extract_json(args: list[Any]) -> dict[str, Any] | str:
-    """`_extract` in a pool process: the spec as its JSON dict (what crosses the process boundary)."""
-    spec = _extract(args)
-    return spec if isinstance(spec, str) else spec.to_dict()
-
-
 def _extract_all(handles: list[EnvHandle], workers: int, progress: ProgressFn, *,
                  min_parallel: int = 16) -> list[ConstraintSpec | str]:
-    """Specs of all envs, in order; in `workers` processes when there are enough envs to pay for them.
+    """Specs of all envs, in order; in `workers` child processes when there are enough envs to pay for them.
 
-    Extraction parses trusted source and runs no env code, so a plain process pool does it (the
-    `spawn` start method: no fork of a process that may run threads, and it works wherever the
-    package is importable, not only from the repository root). An env whose answer did not come
-    back (a dead process) is extracted here instead.
+    Extraction parses trusted source and runs no env code, so plain child processes do it
+    (`python -m verifier._spec_worker`, found through the same import path as this module: from
+    a checkout or an installed package alike). Not multiprocessing: spawn would re-run the
+    caller's main module, and fork is unsafe in a process that may run threads. An env whose
+    process died is extracted here instead.
     """
     args = [[h.source(), h.manifest.kind, h.manifest.entry, list(h.manifest.failure_exceptions),
              h.manifest.convention or "class",
              env_modules(h.path) if (h.manifest.convention or "class") != "class" else None] for h in handles]
     specs: list[ConstraintSpec | str | None] = [None] * len(args)
     if workers > 1 and len(args) >= max(min_parallel, 2):
-        context = multiprocessing.get_context("spawn")
-        try:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-                futures = {pool.submit(_extract_json, arg): index for index, arg in enumerate(args)}
-                for done, future in enumerate(as_completed(futures), 1):
-                    answer = future.result()
-                    specs[futures[future]] = answer if isinstance(answer, str) else ConstraintSpec.from_dict(answer)
-                    progress("specs", done, len(args))
-        except (BrokenProcessPool, OSError):
-            pass  # the envs without an answer are extracted below
+        lanes = [list(range(k, len(args), workers)) for k in range(workers)]
+        threads = [threading.Thread(target=_extract_lane, args=(lane, args, specs), daemon=True) for lane in lanes]
+        for thread in threads:
+            thread.start()
+        while any(thread.is_alive() for thread in threads):
+            threads[0].join(0.5) if threads[0].is_alive() else time.sleep(0.1)
+            progress("specs", sum(s is not None for s in specs), len(args))
     for index, spec in enumerate(specs):
         if spec is None:
             progress("specs", index, len(args))
-            specs[index] = _extract(args[index])
+            specs[index] = extract(args[index])
     progress("specs", len(args), len(args))
     return [s if s is not None else "spec extraction failed" for s in specs]
+
+
+def _worker_environment() -> dict[str, str]:
+    """The environment of this process, with the folder holding this package first on PYTHONPATH."""
+    root = str(Path(__file__).resolve().parents[1])
+    paths = [root, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root)]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+def _extract_lane(lane: list[int], args: list[list[Any]], specs: list[ConstraintSpec | str | None]) -> None:
+    process = subprocess.Popen([sys.executable, "-m", "verifier._spec_worker"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_worker_environment(),
+                               text=True, encoding="utf-8")
+    assert process.stdin is not None and process.stdout is not None
+    stdin = process.stdin
+
+    def feed() -> None:
+        try:
+            for index in lane:
+                stdin.write(json.dumps(args[index]) + "\n")
+            stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        for index, line in zip(lane, process.stdout, strict=False):
+            answer = json.loads(line)
+            specs[index] = answer if isinstance(answer, str) else ConstraintSpec.from_dict(answer)
+    except ValueError:
+        pass
+    finally:
+        process.kill()
+        process.wait()
+        writer.join()
 
 
 # --- export -----------------------------------------------------------------------------------------

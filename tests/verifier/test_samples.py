@@ -1,6 +1,8 @@
 """Benchmark sample export: compositions, quotas met exactly, spread over envs, verified, deterministic."""
 
 import json
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -14,6 +16,7 @@ from catalog.jsonable import json_equal
 from catalog.models import EnvManifest
 from catalog.store import Catalog, CatalogError
 from catalog.strata import RUNG_NAMES
+from constraints.spec import ConstraintSpec
 from synth.run import RunConfig, synthesize
 from verifier.samples import (
     BUCKETS,
@@ -22,6 +25,7 @@ from verifier.samples import (
     CompositionError,
     _extract_all,
     _sample_bucket,
+    _worker_environment,
     export_failures,
     export_samples,
     render_export_report,
@@ -185,6 +189,17 @@ def test_specs_extracted_in_worker_processes_match_in_process(reference):
     parallel = _extract_all(handles, 2, lambda *args: seen.append(args), min_parallel=0)
     assert parallel == _extract_all(handles, 1, lambda *args: None)
     assert seen[-1] == ("specs", 4, 4)
+
+
+def test_the_spec_worker_answers_from_outside_the_repository(tmp_path):
+    """The worker is found through the import path, not the working directory (installed packages too)."""
+    source = "class Shelf:\n    def __init__(self, init_config: dict):\n        self.items = {}\n\n" \
+             "    def count(self) -> dict:\n        \"\"\"Count the items.\"\"\"\n        return {'n': len(self.items)}\n"
+    line = json.dumps([source, "class", "Shelf", [], "class", None]) + "\n"
+    out = subprocess.run([sys.executable, "-m", "verifier._spec_worker"], input=line, capture_output=True, text=True,
+                         cwd=tmp_path, env=_worker_environment(), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert set(ConstraintSpec.from_dict(json.loads(out.stdout)).tools) == {"count"}
 
 
 FLAKY = '''"""A class env with one non-deterministic tool (a module-level counter survives between calls)."""
