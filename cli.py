@@ -595,8 +595,9 @@ def _split_paths(out: Path) -> tuple[Path, Path]:
 
 def cmd_bench_export(args: argparse.Namespace) -> int:
     from catalog.envsimbench import split_by_env
+    from verifier.compositions import Composition, CompositionError
     from verifier.export_report import ExportReport, FailuresReport, render_export_report, render_written
-    from verifier.samples import Composition, CompositionError, export_failures, export_samples
+    from verifier.samples import export_failures, export_samples
 
     fmt = args.format
     default_name = "samples.jsonl" if fmt == "jsonl" else "samples.json"

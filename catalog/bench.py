@@ -2,9 +2,9 @@
 
 A `BenchItem` is envforge's one sample type: a verified step `(env, s, a, o, s', Δ, strata)`
 labelled by execution, plus what a simulator needs to answer it without the catalog: the env's
-code, kind, entry class and documentation (`from_step` builds one from an executed step). Items written by envforge carry key-list Δ paths; items imported
-from EnvSimBench keep their code (class-based) and get Δ recomputed from their before/after
-configs. `SimResult` is one simulator's answer to one item, with its cost.
+code, kind, entry class and documentation (`from_step` builds one from an executed step).
+Items written by envforge carry key-list Δ paths; items imported from EnvSimBench keep their
+code (class-based) and get Δ recomputed from their before/after configs. `SimResult` is one simulator's answer to one item, with its cost.
 
 The Simulator protocol lives here too, so the audit (verifier/) can take any simulator (the
 spec-only one in constraints/, the LLM ones in synth/) without importing synth.

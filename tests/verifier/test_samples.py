@@ -18,11 +18,8 @@ from catalog.store import Catalog, CatalogError
 from catalog.strata import RUNG_NAMES
 from constraints.spec import ConstraintSpec
 from synth.run import RunConfig, synthesize
+from verifier.compositions import BUCKETS, ENVSIMBENCH_COUNTS, Composition, CompositionError
 from verifier.samples import (
-    BUCKETS,
-    ENVSIMBENCH_COUNTS,
-    Composition,
-    CompositionError,
     _extract_all,
     _sample_bucket,
     _worker_environment,
