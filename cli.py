@@ -394,7 +394,7 @@ def _default_bench(args: argparse.Namespace) -> Path:
 def cmd_audit_sim(args: argparse.Namespace) -> int:
     from synth.llm import EndpointUnreachable, UnknownModel
     from synth.simulation import open_simulator
-    from verifier.audit import AuditAborted, AuditError, run_audit
+    from verifier.audit import AuditAborted, AuditError, render_summary, run_audit
 
     bench = Path(args.bench) if args.bench else _default_bench(args)
     if not args.bench and not bench.is_file():
@@ -428,13 +428,9 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
         if bar:
             sys.stderr.write("\n")
     if args.json:
-        _print_json(report)
+        _print_json(report.to_dict())
         return 0
-    fmt = lambda v: "-" if v is None else f"{v:.1%}"  # noqa: E731
-    print(f"{report['model']} ({report['mode']}) on {report['samples']} samples: FM {fmt(report['fm'])}, "
-          f"strict CM {fmt(report['cm_strict'])}, EnvSimBench CM {fmt(report['cm_compat'])}, op F1 "
-          f"{fmt(report['op_f1'])}; abstained {report['abstained']}, errors {report['errors']}; tokens "
-          f"{report['tokens_in']} in / {report['tokens_out']} out, {report['cost_usd']:.4f} USD")
+    print(render_summary(report))
     print(f"report: {out / 'report.md'} (+ report.json, results.jsonl, plots)")
     return 0
 
@@ -452,12 +448,14 @@ def _split_paths(out: Path) -> tuple[Path, Path]:
 
 def cmd_bench_export(args: argparse.Namespace) -> int:
     from catalog.envsimbench import split_by_env
-    from verifier.samples import Composition, CompositionError, export_failures, export_samples, render_export_report
+    from verifier.compositions import Composition, CompositionError
+    from verifier.export_report import ExportReport, FailuresReport, render_export_report, render_written
+    from verifier.samples import export_failures, export_samples
 
     fmt = args.format
     default_name = "samples.jsonl" if fmt == "jsonl" else "samples.json"
     out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".bench" / default_name
-    report: dict[str, Any] = {}
+    report: ExportReport | FailuresReport
     if args.from_audit:
         if not args.failures:
             raise UserError("--from-audit needs --failures (the steps the audited simulator got wrong)")
@@ -465,7 +463,7 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
             items = export_failures(Path(args.from_audit))
         except FileNotFoundError as exc:
             raise UserError(f"{args.from_audit}: no audit results there ({exc})") from exc
-        report = {"from_audit": args.from_audit, "failures": len(items)}
+        report = FailuresReport(from_audit=args.from_audit, failures=len(items))
     else:
         if args.n is None:
             raise UserError("give --n N (how many samples), or --from-audit DIR --failures")
@@ -492,15 +490,14 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
             written[str(path)] = _write_items(part, path, fmt)
     else:
         written[str(out)] = _write_items(items, out, fmt)
-    report["written"] = written
+    report.written = written
     if args.json:
-        _print_json(report)
+        _print_json(report.to_dict())
     else:
-        if "buckets" in report:
+        if isinstance(report, ExportReport):
             print(render_export_report(report))
-        for target, count in written.items():
-            print(f"wrote {count} samples to {target} ({fmt})")
-    return 0 if report.get("quotas_met", True) else 1
+        print(render_written(written, fmt))
+    return 0 if report.quotas_met else 1
 
 
 def cmd_bench_import(args: argparse.Namespace) -> int:

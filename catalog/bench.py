@@ -1,10 +1,10 @@
 """Benchmark items and simulator answers: the data shared by sample export, simulators and audits.
 
-A `BenchItem` is a verified sample (`Sample`: state, action, observation, next state, Δ,
-strata) plus what a simulator needs to answer it without the catalog: the env's code, kind,
-entry class and documentation. Items written by envforge carry key-list Δ paths; items imported
-from EnvSimBench keep their code (class-based) and get Δ recomputed from their before/after
-configs. `SimResult` is one simulator's answer to one item, with its cost.
+A `BenchItem` is envforge's one sample type: a verified step `(env, s, a, o, s', Δ, strata)`
+labelled by execution, plus what a simulator needs to answer it without the catalog: the env's
+code, kind, entry class and documentation (`from_step` builds one from an executed step).
+Items written by envforge carry key-list Δ paths; items imported from EnvSimBench keep their
+code (class-based) and get Δ recomputed from their before/after configs. `SimResult` is one simulator's answer to one item, with its cost.
 
 The Simulator protocol lives here too, so the audit (verifier/) can take any simulator (the
 spec-only one in constraints/, the LLM ones in synth/) without importing synth.
@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from catalog.jsonable import canonical_json
-from catalog.models import Action, Strata
+from catalog.models import Action, StepResult, Strata
 
 __all__ = ["BenchItem", "SimResult", "Simulator", "item_id"]
 
@@ -49,6 +49,19 @@ class BenchItem(BaseModel):
     strata: Strata
     origin: Literal["envforge", "envsimbench"] = "envforge"
     task: str = Field("", description="The task text of the trajectory the step came from, when known.")
+
+    @classmethod
+    def from_step(cls, env_id: str, state: dict[str, Any], action: Action, result: StepResult, *,
+                  env_kind: Literal["sql", "class"], env_code: str, env_entry: str | None = None,
+                  env_doc: str = "") -> BenchItem:
+        """The sample of an executed step from `state`; the result must carry its full state (snapshot=True)."""
+        if result.state is None:
+            raise ValueError("BenchItem.from_step needs a StepResult with its state (call with snapshot=True)")
+        return cls(
+            id=item_id(env_id, state, action), env_id=env_id, env_kind=env_kind, env_entry=env_entry,
+            env_code=env_code, env_doc=env_doc, state=state, action=action, observation=result.observation,
+            next_state=result.state, delta=[op.to_dict() for op in result.delta],
+            strata=Strata.of(result.outcome, len(result.delta), len(action.arguments)), task="")
 
 
 @dataclass

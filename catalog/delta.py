@@ -17,11 +17,10 @@ from typing import Any, Literal
 from catalog.codec import TAG
 from catalog.jsonable import json_equal
 
-__all__ = ["DeltaOp", "DeltaConflict", "diff", "diff_at", "apply_delta", "delta_band", "DELTA_BANDS", "MISSING"]
+__all__ = ["DeltaOp", "DeltaConflict", "diff", "diff_at", "apply_delta", "MISSING"]
 
 OpName = Literal["add", "modify", "delete"]
 _OPS = ("add", "modify", "delete")
-DELTA_BANDS = ("0", "1-2", "3-6", "7-12", "13+")
 
 
 class _Missing:
@@ -168,22 +167,3 @@ def apply_delta(state: dict[str, Any], delta: Iterable[DeltaOp]) -> dict[str, An
         else:
             parent[last] = copy.deepcopy(op.value)
     return root
-
-
-def delta_band(size: int) -> str:
-    """Return the |Δ| stratum of a delta size: '0', '1-2', '3-6', '7-12' or '13+'.
-
-    >>> [delta_band(n) for n in (0, 2, 3, 12, 13)]
-    ['0', '1-2', '3-6', '7-12', '13+']
-    """
-    if size < 0:
-        raise ValueError(f"A delta size cannot be negative: {size}")
-    if size == 0:
-        return "0"
-    if size <= 2:
-        return "1-2"
-    if size <= 6:
-        return "3-6"
-    if size <= 12:
-        return "7-12"
-    return "13+"

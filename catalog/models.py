@@ -1,4 +1,4 @@
-"""The data model shared by every part of envforge: manifests, actions, steps and samples.
+"""The data model shared by every part of envforge: manifests, actions, steps and strata.
 
 Manifest-like records (written to disk, read by other tools) are pydantic models that forbid
 unknown fields, so a typo in a hand-edited `env.json` is an error instead of a silent default.
@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from catalog.delta import DeltaOp, delta_band
+from catalog.delta import DeltaOp
+from catalog.strata import delta_band
 
 __all__ = [
     "ToolKind",
@@ -27,7 +28,6 @@ __all__ = [
     "Outcome",
     "StepResult",
     "Strata",
-    "Sample",
 ]
 
 
@@ -179,7 +179,10 @@ class StepResult:
 
 
 class Strata(_Strict):
-    """The strata a sample belongs to (EnvSimBench's, with |Δ| banded as in DESIGN.md)."""
+    """The strata a sample belongs to (EnvSimBench's, with |Δ| banded by `catalog.strata`).
+
+    A sample itself is `catalog.bench.BenchItem` (the step plus the env context a simulator needs).
+    """
 
     outcome: Literal["success", "failure"]
     delta_band: Literal["0", "1-2", "3-6", "7-12", "13+"]
@@ -191,30 +194,3 @@ class Strata(_Strict):
         """Classify one step; crashes and invalid actions count as failures."""
         label: Literal["success", "failure"] = "success" if outcome is Outcome.SUCCESS else "failure"
         return cls(outcome=label, delta_band=delta_band(delta_size), delta_size=delta_size, arg_count=arg_count)  # type: ignore[arg-type]
-
-
-class Sample(_Strict):
-    """A verified simulation sample `(env, s, a, o, s', Δ, strata)` labelled by execution."""
-
-    env_id: str
-    state: dict[str, Any]
-    action: Action
-    observation: Any
-    next_state: dict[str, Any]
-    delta: list[dict[str, Any]]
-    strata: Strata
-
-    @classmethod
-    def from_step(cls, env_id: str, state: dict[str, Any], action: Action, result: StepResult) -> Sample:
-        """Build a sample from an executed step; the result must carry its full state."""
-        if result.state is None:
-            raise ValueError("Sample.from_step needs a StepResult with its state (call with snapshot=True)")
-        return cls(
-            env_id=env_id,
-            state=state,
-            action=action,
-            observation=result.observation,
-            next_state=result.state,
-            delta=[op.to_dict() for op in result.delta],
-            strata=Strata.of(result.outcome, len(result.delta), len(action.arguments)),
-        )

@@ -19,8 +19,12 @@ few envs dominate them. Here the strata are searched for directly:
   only if observation, next state and Δ agree all three times and the state loads back as
   itself. A dropped step is replaced from the remaining candidates. Crashes and invalid calls
   are never samples.
-- Workers are sharded by env (one single-worker pool per shard), so each env is imported in one
-  worker only; everything is deterministic for a seed.
+- Buckets are the rungs of `catalog.strata` (the audit's strata, same names). A refused call
+  that changed state is not a sample (a correct env refuses without writing): the ladder puts it
+  under `failure`, the export leaves it out, as it leaves out crashes and invalid calls.
+- Spec extraction is static analysis of trusted code (no env code runs), so it runs in plain
+  child processes (`python -m verifier._spec_worker`); every env call runs in the sandbox pool (`SandboxPool.run_many`), which keeps a
+  worker on one env while it has jobs. Everything is deterministic for a seed.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 import subprocess
 import sys
@@ -35,146 +40,47 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from catalog.bench import BenchItem, item_id
 from catalog.delta import DeltaConflict, DeltaOp, apply_delta, diff
 from catalog.jsonable import canonical_json, json_equal
-from catalog.models import Action, Outcome, Strata
+from catalog.models import Action, Outcome, StepResult
 from catalog.store import Catalog, CatalogError, EnvHandle
+from catalog.strata import rung, rung_of
 from constraints.completeness import CompletenessRun
-from constraints.extract import extract_spec
 from constraints.normalize import env_modules
 from constraints.spec import ConstraintSpec, ToolSpec
+from verifier._spec_worker import extract
+from verifier.audit_results import RESULTS_FILE, is_wrong, load_results
+from verifier.compositions import BUCKETS, Composition, CompositionError
+from verifier.export_report import BucketReport, ExportReport, render_export_report
 from verifier.sandbox import Job, JobResult, SandboxPool
 
-__all__ = ["BUCKETS", "Composition", "CompositionError", "ExportResult", "bucket_of", "export_samples",
-           "export_failures", "render_export_report", "ProgressFn"]
+__all__ = ["BUCKETS", "Composition", "CompositionError", "ExportResult", "export_samples",
+           "export_failures", "render_export_report", "ExportReport", "ProgressFn"]
 
-# EnvSimBench's groups (reference/envsimbench.md §3; the names verifier.audit uses), plus 13+.
-BUCKETS = ("failure", "no_change_args0", "no_change_args1", "simple_1", "simple_2", "medium_3", "medium_4",
-           "medium_5", "medium_6", "difficult_7_12", "beyond_13+")
-ENVSIMBENCH_COUNTS = {"failure": 20, "no_change_args0": 40, "no_change_args1": 40, "simple_1": 25, "simple_2": 25,
-                      "medium_3": 50, "medium_4": 50, "medium_5": 50, "medium_6": 50, "difficult_7_12": 50}
-# Smallest |Δ| a bucket needs (None: not a state-change bucket).
-MIN_DELTA = {"failure": None, "no_change_args0": 0, "no_change_args1": 0, "simple_1": 1, "simple_2": 2,
-             "medium_3": 3, "medium_4": 4, "medium_5": 5, "medium_6": 6, "difficult_7_12": 7, "beyond_13+": 13}
 LOOP_POTENTIAL = 10**6  # a write inside a loop can change any number of records
 
 ProgressFn = Callable[[str, int, int], None]
 """progress(stage, done, total): stages are `specs`, `search N` (rounds) and `verify`."""
 
 
-def bucket_of(outcome: str, delta_size: int, arg_count: int) -> str | None:
-    """The bucket of a step, or None if it belongs to none (crash, invalid, no-change with 2+ args).
+def _sample_bucket(outcome: str, delta_size: int, arg_count: int) -> str | None:
+    """The bucket of a step that can be a sample, or None: crashes, invalid calls and refusals that wrote.
 
-    >>> [bucket_of("success", n, 1) for n in (0, 2, 5, 9, 20)]
+    >>> [_sample_bucket("success", n, 1) for n in (0, 2, 5, 9, 20)]
     ['no_change_args1', 'simple_2', 'medium_5', 'difficult_7_12', 'beyond_13+']
+    >>> _sample_bucket("failure", 0, 2), _sample_bucket("failure", 3, 2), _sample_bucket("crash", 0, 0)
+    ('failure', None, None)
     """
-    if outcome == Outcome.FAILURE.value:
-        return "failure" if delta_size == 0 else None
-    if outcome != Outcome.SUCCESS.value:
+    if outcome not in (Outcome.SUCCESS.value, Outcome.FAILURE.value):
         return None
-    if delta_size == 0:
-        return f"no_change_args{arg_count}" if arg_count < 2 else None
-    if delta_size <= 2:
-        return f"simple_{delta_size}"
-    if delta_size <= 6:
-        return f"medium_{delta_size}"
-    return "difficult_7_12" if delta_size <= 12 else "beyond_13+"
-
-
-# --- compositions -----------------------------------------------------------------------------------
-class CompositionError(ValueError):
-    """A composition cannot be built as asked (unknown name or bucket, bad counts)."""
-
-
-def _largest_remainder(weights: dict[str, float], total: int) -> dict[str, int]:
-    """Integer counts proportional to `weights` summing to `total` (ties go to the earlier bucket)."""
-    mass = sum(weights.values())
-    if total < 0:
-        raise CompositionError(f"a sample count cannot be negative: {total}")
-    if mass <= 0:
-        return {name: 0 for name in weights}
-    exact = {name: w * total / mass for name, w in weights.items()}
-    counts = {name: math.floor(value) for name, value in exact.items()}
-    order = sorted(weights, key=lambda name: (-(exact[name] - counts[name]), list(weights).index(name)))
-    for name in order[: total - sum(counts.values())]:
-        counts[name] += 1
-    return counts
-
-
-@dataclass(frozen=True)
-class Composition:
-    """How many samples each bucket should get; `optional` buckets give what they cannot fill to the others."""
-
-    name: str
-    counts: dict[str, int]
-    optional: frozenset[str] = frozenset()
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-    @classmethod
-    def envsimbench(cls, n: int = 400) -> Composition:
-        """EnvSimBench's 400-sample mix, scaled to `n` by largest remainder (exact at 400)."""
-        return cls("envsimbench", _largest_remainder({k: float(v) for k, v in ENVSIMBENCH_COUNTS.items()}, n))
-
-    @classmethod
-    def uniform(cls, n: int = 400) -> Composition:
-        """Equal counts over all buckets; 13+ is optional (what no env reaches is spread over the others)."""
-        return cls("uniform", _largest_remainder({k: 1.0 for k in BUCKETS}, n), frozenset({"beyond_13+"}))
-
-    @classmethod
-    def from_file(cls, path: Path | str, n: int | None = None) -> Composition:
-        """A JSON object mapping bucket names to counts; scaled proportionally if `n` differs from its total."""
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise CompositionError(f"cannot read composition file {path}: {exc}") from exc
-        if not isinstance(data, dict) or not data:
-            raise CompositionError(f"{path}: a composition is a JSON object of bucket -> count")
-        unknown = sorted(set(data) - set(BUCKETS))
-        if unknown:
-            raise CompositionError(f"{path}: unknown buckets {unknown}. Known: {', '.join(BUCKETS)}")
-        bad = {k: v for k, v in data.items() if not isinstance(v, int) or isinstance(v, bool) or v < 0}
-        if bad:
-            raise CompositionError(f"{path}: counts must be non-negative integers, got {bad}")
-        counts = {name: data[name] for name in BUCKETS if name in data}
-        if n is not None and n != sum(counts.values()):
-            counts = _largest_remainder({k: float(v) for k, v in counts.items()}, n)
-        return cls(Path(path).stem, counts)
-
-    @classmethod
-    def parse(cls, spec: str, n: int | None = None) -> Composition:
-        """`envsimbench`, `uniform` or a JSON file path (what `--composition` takes)."""
-        if spec == "envsimbench":
-            return cls.envsimbench(400 if n is None else n)
-        if spec == "uniform":
-            return cls.uniform(400 if n is None else n)
-        if Path(spec).is_file():
-            return cls.from_file(spec, n)
-        raise CompositionError(f"unknown composition {spec!r}: use envsimbench, uniform or a JSON file of "
-                               f"bucket -> count (buckets: {', '.join(BUCKETS)})")
-
-    def redistribute(self, available: dict[str, int]) -> tuple[Composition, dict[str, int]]:
-        """Cap optional buckets at what was found, spreading the rest evenly over the other buckets.
-
-        Returns the new composition and how much each capped bucket gave away (empty if none).
-        """
-        moved = {b: c - available.get(b, 0) for b, c in self.counts.items()
-                 if b in self.optional and c > available.get(b, 0)}
-        if not moved:
-            return self, {}
-        counts = {b: (available.get(b, 0) if b in moved else c) for b, c in self.counts.items()}
-        others = [b for b in counts if b not in self.optional]
-        if not others:
-            return Composition(self.name, counts, self.optional), moved
-        extra = _largest_remainder({b: 1.0 for b in others}, sum(moved.values()))
-        return Composition(self.name, {b: c + extra.get(b, 0) for b, c in counts.items()}, self.optional), moved
+    if outcome == Outcome.FAILURE.value and delta_size > 0:
+        return None
+    return rung_of(outcome, delta_size, arg_count).name
 
 
 # --- search -----------------------------------------------------------------------------------------
@@ -249,10 +155,10 @@ class _EnvSearch:
             return True
         if bucket == "failure":
             return True
-        if bucket.startswith("no_change_args"):
-            wanted = int(bucket[-1])
-            return any(not self.write[t] and self.params[t] >= wanted for t in self.tools)
-        need = MIN_DELTA[bucket] or 0
+        step = rung(bucket)
+        if step.group == "no_change":
+            return any(not self.write[t] and self.params[t] >= step.args[0] for t in self.tools)
+        need = step.min_delta or 0
         return any(self.write[t] and self.reach[t] >= need for t in self.tools)
 
     def observe_reach(self, tool: str, size: int) -> None:
@@ -281,11 +187,13 @@ class _EnvSearch:
         for tool in self.tools:
             weight = 1.0
             for bucket in wanted:
-                need = MIN_DELTA[bucket] or 0
+                step = rung(bucket)
+                need = step.min_delta or 0
                 if bucket == "failure":
                     weight += 1.0
                 elif need == 0:
-                    weight += 6.0 if not self.write[tool] and self.params[tool] == int(bucket[-1]) else 0.0
+                    reads = not self.write[tool] and step.holds("success", 0, self.params[tool])
+                    weight += 6.0 if reads else 0.0
                 elif self.write[tool] and self.reach[tool] >= need:
                     weight += 8.0
             weights.append(weight)
@@ -330,7 +238,7 @@ class _EnvSearch:
                     return  # a crash that changed something: later states cannot be trusted
                 continue
             arity = len(action.get("arguments", {}))
-            bucket = bucket_of(call.outcome, len(call.delta), arity)
+            bucket = _sample_bucket(call.outcome, len(call.delta), arity)
             key = canonical_json([job.state_name, writes, action])
             if call.outcome == Outcome.SUCCESS.value:
                 self.observe_reach(action["name"], len(call.delta))
@@ -366,31 +274,15 @@ class _Calls(CompletenessRun):
         super().__init__(handle, seed=seed, spec=spec)
 
 
-def _extract(args: list[Any]) -> ConstraintSpec | str:
-    """A spec, or the reason it cannot be extracted (parsing only: no env code runs)."""
-    source, kind, entry, failure_exceptions, convention, modules = args
-    try:
-        return extract_spec(source, kind, entry, failure_exceptions=failure_exceptions, convention=convention,
-                            modules=modules)
-    except Exception as exc:
-        return f"spec extraction failed: {type(exc).__name__}: {exc}"
-
-
-def _spec_worker() -> None:
-    """A spec-extraction process: JSON `[source, kind, entry, failure_exceptions, convention, modules]` lines in, spec lines out."""
-    for line in sys.stdin:
-        spec = _extract(json.loads(line))
-        sys.stdout.write(json.dumps(spec if isinstance(spec, str) else spec.to_dict()) + "\n")
-        sys.stdout.flush()
-
-
 def _extract_all(handles: list[EnvHandle], workers: int, progress: ProgressFn, *,
                  min_parallel: int = 16) -> list[ConstraintSpec | str]:
     """Specs of all envs, in order; in `workers` child processes when there are enough envs to pay for them.
 
-    Plain subprocesses rather than multiprocessing: spawn would re-run the caller's main module
-    and fork is unsafe in a process that may run threads. An env whose process died is
-    extracted here instead.
+    Extraction parses trusted source and runs no env code, so plain child processes do it
+    (`python -m verifier._spec_worker`, found through the same import path as this module: from
+    a checkout or an installed package alike). Not multiprocessing: spawn would re-run the
+    caller's main module, and fork is unsafe in a process that may run threads. An env whose
+    process died is extracted here instead.
     """
     args = [[h.source(), h.manifest.kind, h.manifest.entry, list(h.manifest.failure_exceptions),
              h.manifest.convention or "class",
@@ -407,22 +299,30 @@ def _extract_all(handles: list[EnvHandle], workers: int, progress: ProgressFn, *
     for index, spec in enumerate(specs):
         if spec is None:
             progress("specs", index, len(args))
-            specs[index] = _extract(args[index])
+            specs[index] = extract(args[index])
     progress("specs", len(args), len(args))
     return [s if s is not None else "spec extraction failed" for s in specs]
 
 
+def _worker_environment() -> dict[str, str]:
+    """The environment of this process, with the folder holding this package first on PYTHONPATH."""
+    root = str(Path(__file__).resolve().parents[1])
+    paths = [root, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root)]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
 def _extract_lane(lane: list[int], args: list[list[Any]], specs: list[ConstraintSpec | str | None]) -> None:
-    process = subprocess.Popen([sys.executable, "-c", "from verifier.samples import _spec_worker; _spec_worker()"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               cwd=str(Path(__file__).resolve().parents[1]), text=True, encoding="utf-8")
+    process = subprocess.Popen([sys.executable, "-m", "verifier._spec_worker"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_worker_environment(),
+                               text=True, encoding="utf-8")
     assert process.stdin is not None and process.stdout is not None
+    stdin = process.stdin
 
     def feed() -> None:
         try:
             for index in lane:
-                process.stdin.write(json.dumps(args[index]) + "\n")  # type: ignore[union-attr]
-            process.stdin.close()  # type: ignore[union-attr]
+                stdin.write(json.dumps(args[index]) + "\n")
+            stdin.close()
         except (BrokenPipeError, OSError):
             pass
 
@@ -440,32 +340,13 @@ def _extract_lane(lane: list[int], args: list[list[Any]], specs: list[Constraint
         writer.join()
 
 
-class _Shards:
-    """The export's sandbox pool and its counts (the pool keeps each worker on one env while it has jobs)."""
-
-    def __init__(self, workers: int, timeout: float) -> None:
-        self.pool = SandboxPool(max(1, workers), timeout=timeout)
-        self.jobs = 0
-        self.calls = 0
-
-    def close(self) -> None:
-        self.pool.close()
-
-    def run(self, jobs: list[tuple[int, Job]]) -> list[JobResult]:
-        """Run (env key, job) pairs; results in input order."""
-        results = self.pool.run_many([job for _, job in jobs])
-        self.jobs += len(jobs)
-        self.calls += sum(len(job.actions) for _, job in jobs)
-        return results
-
-
 # --- export -----------------------------------------------------------------------------------------
 @dataclass
 class ExportResult:
     """The verified items (bucket order, deterministic) and the report of how they were found."""
 
     items: list[BenchItem]
-    report: dict[str, Any] = field(default_factory=dict)
+    report: ExportReport
 
 
 def _env_doc(handle: EnvHandle) -> str:
@@ -487,7 +368,8 @@ class _Exporter:
         self.env_ids = env_ids
         self.workers, self.timeout = workers, timeout
         self.searches: list[_EnvSearch] = []
-        self.shard_of: dict[str, int] = {}
+        self.sandbox_jobs = 0
+        self.sandbox_calls = 0
         self.skipped: dict[str, str] = {}
         self.verified: dict[str, tuple[bool, str]] = {}
         self.items: dict[str, BenchItem] = {}
@@ -524,12 +406,17 @@ class _Exporter:
             if not search.tools:
                 self.skipped[handle.id] = "no tools"
                 continue
-            self.shard_of[handle.id] = len(self.searches)
             self.searches.append(search)
 
     # --- search -----------------------------------------------------------------------------------
-    def execute(self, shards: _Shards, planned: list[tuple[_EnvSearch, Job]]) -> None:
-        results = shards.run([(self.shard_of[s.id], job) for s, job in planned])
+    def run_jobs(self, pool: SandboxPool, jobs: list[Job]) -> list[JobResult]:
+        """Run jobs in the sandbox (results in input order), counting jobs and calls for the report."""
+        self.sandbox_jobs += len(jobs)
+        self.sandbox_calls += sum(len(job.actions) for job in jobs)
+        return pool.run_many(jobs)
+
+    def execute(self, pool: SandboxPool, planned: list[tuple[_EnvSearch, Job]]) -> None:
+        results = self.run_jobs(pool, [job for _, job in planned])
         for (search, job), result in zip(planned, results, strict=True):
             search.absorb(job, result)
 
@@ -547,10 +434,10 @@ class _Exporter:
             short[bucket] = max(2, math.ceil(1.5 * quota / max(1, len(reachers))))
         return short
 
-    def search(self, shards: _Shards) -> None:
+    def search(self, pool: SandboxPool) -> None:
         self.rounds = 1
         self.progress("search 1", 0, 1)
-        self.execute(shards, [(s, job) for s in self.searches for job in s.probe_jobs()])
+        self.execute(pool, [(s, job) for s in self.searches for job in s.probe_jobs()])
         for search in self.searches:
             if not search.initial:
                 problem = next(iter(search.events), "no state loads")
@@ -570,7 +457,7 @@ class _Exporter:
                 break
             self.rounds = round_number
             self.progress(f"search {round_number}", 0, 1)
-            self.execute(shards, planned)
+            self.execute(pool, planned)
 
     # --- selection --------------------------------------------------------------------------------
     def select(self, counts: dict[str, int]) -> dict[str, list[_Candidate]]:
@@ -622,7 +509,7 @@ class _Exporter:
         return self.identities[candidate.key]
 
     # --- verification -----------------------------------------------------------------------------
-    def verify(self, shards: _Shards, candidates: list[_Candidate]) -> None:
+    def verify(self, pool: SandboxPool, candidates: list[_Candidate]) -> None:
         """Re-execute each new candidate twice from its state; record whether all three runs agree."""
         todo = [c for c in candidates if c.key not in self.verified]
         if not todo:
@@ -632,8 +519,8 @@ class _Exporter:
         for candidate in todo:
             for _ in range(2):
                 job = Job.for_env(handles[candidate.env], [candidate.action], state=candidate.state, snapshot=True)
-                jobs.append((self.shard_of[candidate.env], job))
-        results = shards.run(jobs)
+                jobs.append(job)
+        results = self.run_jobs(pool, jobs)
         for index, candidate in enumerate(todo):
             ok, reason, item = self.check(candidate, results[2 * index: 2 * index + 2], handles[candidate.env])
             self.verified[candidate.key] = (ok, reason)
@@ -665,17 +552,15 @@ class _Exporter:
         state = json.loads(canonical_json(c.state))
         action = Action.model_validate(c.action)
         arity = len(action.arguments)
-        item = BenchItem(
-            id=item_id(c.env, state, action), env_id=c.env, env_kind=handle.manifest.kind,
-            env_entry=handle.manifest.entry, env_code=handle.source(), env_doc=_env_doc(handle), state=state,
-            action=action, observation=json.loads(canonical_json(c.observation)),
-            next_state=json.loads(canonical_json(expected)), delta=[op.to_dict() for op in ops],
-            strata=Strata.of(Outcome(c.outcome), len(ops), arity), origin="envforge", task="")
-        if bucket_of(c.outcome, len(ops), arity) != c.bucket:
+        step = StepResult(observation=json.loads(canonical_json(c.observation)), delta=ops,
+                          outcome=Outcome(c.outcome), state=json.loads(canonical_json(expected)))
+        item = BenchItem.from_step(c.env, state, action, step, env_kind=handle.manifest.kind,
+                                   env_entry=handle.manifest.entry, env_code=handle.source(), env_doc=_env_doc(handle))
+        if _sample_bucket(c.outcome, len(ops), arity) != c.bucket:
             return False, "bucket changed on re-execution", None
         return True, "", item
 
-    def fill(self, shards: _Shards, counts: dict[str, int]) -> dict[str, list[_Candidate]]:
+    def fill(self, pool: SandboxPool, counts: dict[str, int]) -> dict[str, list[_Candidate]]:
         """Select, verify, replace the dropped, until the selection is verified (or candidates run out)."""
         chosen: dict[str, list[_Candidate]] = {}
         for passes in range(1, self.VERIFY_PASSES + 1):
@@ -684,7 +569,7 @@ class _Exporter:
             self.progress("verify", passes, self.VERIFY_PASSES)
             if not pending:
                 break
-            self.verify(shards, pending)
+            self.verify(pool, pending)
         return {b: [c for c in picks if self.verified.get(c.key, (False, ""))[0]] for b, picks in chosen.items()}
 
     # --- the whole export --------------------------------------------------------------------------
@@ -692,17 +577,14 @@ class _Exporter:
         started = time.perf_counter()
         self.load()
         self.specs_seconds = time.perf_counter() - started
-        shards = _Shards(self.workers, self.timeout)
-        try:
-            self.search(shards)
+        with SandboxPool(max(1, self.workers), timeout=self.timeout) as pool:
+            self.search(pool)
             searched = time.perf_counter()
             composition = self.composition
-            chosen = self.fill(shards, composition.counts)
+            chosen = self.fill(pool, composition.counts)
             composition, moved = composition.redistribute({b: len(p) for b, p in chosen.items()})
             if moved:  # an optional bucket (13+) came up short: the others make up the total
-                chosen = self.fill(shards, composition.counts)
-        finally:
-            shards.close()
+                chosen = self.fill(pool, composition.counts)
         items: list[BenchItem] = []
         seen: set[str] = set()
         for bucket in composition.counts:
@@ -711,11 +593,11 @@ class _Exporter:
                 if item.id not in seen:
                     seen.add(item.id)
                     items.append(item)
-        report = self.report(composition, moved, chosen, items, started, searched, shards)
+        report = self.report(composition, moved, chosen, items, started, searched)
         return ExportResult(items, report)
 
     def report(self, composition: Composition, moved: dict[str, int], chosen: dict[str, list[_Candidate]],
-               items: list[BenchItem], started: float, searched: float, shards: _Shards) -> dict[str, Any]:
+               items: list[BenchItem], started: float, searched: float) -> ExportReport:
         buckets = {}
         drops_by_bucket: Counter[str] = Counter()
         reasons: Counter[str] = Counter()
@@ -728,40 +610,40 @@ class _Exporter:
                         reasons[reason] += 1
         for bucket, wanted in composition.counts.items():
             picks = chosen.get(bucket, [])
-            buckets[bucket] = {
-                "wanted": wanted,
-                "found": len(picks),
-                "distinct_envs": len({c.env for c in picks}),
-                "dropped_non_reproducible": drops_by_bucket[bucket],
-                "candidates": sum(len(s.candidates[bucket]) for s in self.searches),
-                "envs_with_candidates": sum(bool(s.candidates[bucket]) for s in self.searches),
-            }
+            buckets[bucket] = BucketReport(
+                wanted=wanted,
+                found=len(picks),
+                distinct_envs=len({c.env for c in picks}),
+                dropped_non_reproducible=drops_by_bucket[bucket],
+                candidates=sum(len(s.candidates[bucket]) for s in self.searches),
+                envs_with_candidates=sum(bool(s.candidates[bucket]) for s in self.searches),
+            )
         events: Counter[str] = Counter()
         for search in self.searches:
             events.update(search.events)
-        return {
-            "composition": composition.name,
-            "seed": self.seed,
-            "wanted": composition.total,
-            "exported": len(items),
-            "quotas_met": all(b["found"] == b["wanted"] for b in buckets.values()),
-            "distinct_envs": len({item.env_id for item in items}),
-            "envs_searched": sum(bool(s.initial) for s in self.searches),
-            "envs_skipped": dict(sorted(self.skipped.items())),
-            "buckets": buckets,
-            "optional_shortfall": moved,
-            "dropped_non_reproducible": sum(drops_by_bucket.values()),
-            "drop_reasons": dict(reasons.most_common()),
-            "search_rounds": self.rounds,
-            "steps_executed": sum(s.steps for s in self.searches),
-            "sandbox_jobs": shards.jobs,
-            "sandbox_calls": shards.calls,
-            "sandbox_events": dict(events.most_common(10)),
-            "reexecuted": 2 * len(self.verified),
-            "seconds": round(time.perf_counter() - started, 2),
-            "specs_seconds": round(self.specs_seconds, 2),
-            "search_seconds": round(searched - started - self.specs_seconds, 2),
-        }
+        return ExportReport(
+            composition=composition.name,
+            seed=self.seed,
+            wanted=composition.total,
+            exported=len(items),
+            quotas_met=all(b.found == b.wanted for b in buckets.values()),
+            distinct_envs=len({item.env_id for item in items}),
+            envs_searched=sum(bool(s.initial) for s in self.searches),
+            envs_skipped=dict(sorted(self.skipped.items())),
+            buckets=buckets,
+            optional_shortfall=moved,
+            dropped_non_reproducible=sum(drops_by_bucket.values()),
+            drop_reasons=dict(reasons.most_common()),
+            search_rounds=self.rounds,
+            steps_executed=sum(s.steps for s in self.searches),
+            sandbox_jobs=self.sandbox_jobs,
+            sandbox_calls=self.sandbox_calls,
+            sandbox_events=dict(events.most_common(10)),
+            reexecuted=2 * len(self.verified),
+            seconds=round(time.perf_counter() - started, 2),
+            specs_seconds=round(self.specs_seconds, 2),
+            search_seconds=round(searched - started - self.specs_seconds, 2),
+        )
 
 
 def export_samples(catalog: Catalog, composition: Composition, *, seed: int = 0, workers: int = 2,
@@ -777,47 +659,15 @@ def export_samples(catalog: Catalog, composition: Composition, *, seed: int = 0,
     return _Exporter(catalog, composition, seed, workers, env_ids, progress, timeout).run()
 
 
-def render_export_report(report: dict[str, Any]) -> str:
-    """The export report as Markdown: per bucket wanted/found/envs/candidates/dropped, then totals."""
-    status = "every quota met" if report["quotas_met"] else "**some quotas not met**"
-    lines = [f"# Benchmark export: {report['composition']} (seed {report['seed']})", "",
-             f"{report['exported']} of {report['wanted']} samples from {report['distinct_envs']} distinct envs "
-             f"({report['envs_searched']} searched); {status}. Every sample was re-executed twice from its state "
-             f"and matched ({report['dropped_non_reproducible']} candidates dropped as non-reproducible).", "",
-             "| bucket | wanted | found | distinct envs | candidates | envs with candidates | dropped |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
-    for name, row in report["buckets"].items():
-        lines.append(f"| {name} | {row['wanted']} | {row['found']} | {row['distinct_envs']} | {row['candidates']} "
-                     f"| {row['envs_with_candidates']} | {row['dropped_non_reproducible']} |")
-    lines += ["", f"Search: {report['search_rounds']} round(s), {report['sandbox_calls']} sandboxed calls in "
-              f"{report['sandbox_jobs']} jobs, {report['reexecuted']} re-executions; {report['seconds']} s "
-              f"(specs {report['specs_seconds']} s, search {report['search_seconds']} s)."]
-    if report["optional_shortfall"]:
-        lines.append(f"Optional buckets short, their share spread over the others: {report['optional_shortfall']}.")
-    if report["drop_reasons"]:
-        lines += ["", "Drop reasons:", *(f"- {n} × {reason}" for reason, n in report["drop_reasons"].items())]
-    if report["envs_skipped"]:
-        lines += ["", "Envs skipped:", *(f"- {env}: {reason}" for env, reason in report["envs_skipped"].items())]
-    return "\n".join(lines) + "\n"
-
-
 # --- failures of an audit ---------------------------------------------------------------------------
 def export_failures(audit_dir: Path | str) -> list[BenchItem]:
-    """The items an audited simulator got wrong (not FM, not strict CM, abstained or errored).
+    """The items an audited simulator got wrong (the audit's `is_wrong`: not verified, abstained or errored).
 
     Reads `results.jsonl` of an audit folder with the audit's own reader (the last record of an id
     wins, torn lines are skipped). Order: as first seen in the file.
     """
-    from verifier.audit import RESULTS_FILE, load_results
-
     path = Path(audit_dir) / RESULTS_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: is {audit_dir} an audit folder (audit-sim --out)?")
-    records = load_results(audit_dir)
-    wrong = []
-    for record in records.values():
-        missed = (record.get("fm") is not True or record.get("cm_strict") is not True or bool(record.get("abstained"))
-                  or record.get("error") is not None)
-        if missed:
-            wrong.append(BenchItem.model_validate(record["item"]))
-    return wrong
+    return [BenchItem.model_validate(record["item"]) for record in load_results(audit_dir).values()
+            if is_wrong(record)]

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from catalog.delta import DeltaConflict, DeltaOp, apply_delta, delta_band, diff
+from catalog.delta import DeltaConflict, DeltaOp, apply_delta, diff
 from catalog.jsonable import json_equal
 
 keys = st.one_of(
@@ -149,7 +149,3 @@ def test_bad_ops_are_rejected_with_a_clear_message():
         DeltaOp("add", ())
     with pytest.raises(ValueError, match="needs a 'value'"):
         DeltaOp.from_dict({"op": "add", "path": ["a"]})
-
-
-def test_bands():
-    assert [delta_band(n) for n in (0, 1, 2, 3, 6, 7, 12, 13, 40)] == ["0", "1-2", "1-2", "3-6", "3-6", "7-12", "7-12", "13+", "13+"]

@@ -1,6 +1,7 @@
 import pytest
 
-from catalog.models import Action, EnvManifest, Outcome, Sample, Strata
+from catalog.bench import BenchItem, item_id
+from catalog.models import Action, EnvManifest, Outcome, Strata
 
 
 def test_strata_of_a_step():
@@ -15,13 +16,16 @@ def test_sample_from_an_executed_step(runtimes, reference):
     state = handle.state("default")
     runtime.reset(state)
     action = Action(name="close_account", arguments={"account_id": "A002", "payout_account_id": "A001"})
+    context = {"env_kind": "sql", "env_code": handle.source(), "env_entry": handle.manifest.entry}
     with pytest.raises(ValueError, match="snapshot=True"):
-        Sample.from_step("bank", state, action, runtime.call(action))
+        BenchItem.from_step("bank", state, action, runtime.call(action), **context)
     runtime.reset(state)
-    sample = Sample.from_step("bank", runtime.snapshot(), action, runtime.call(action, snapshot=True))
+    before = runtime.snapshot()
+    sample = BenchItem.from_step("bank", before, action, runtime.call(action, snapshot=True), **context)
+    assert sample.id == item_id("bank", before, action) and sample.origin == "envforge"
     assert sample.strata.delta_band == "7-12" and sample.strata.arg_count == 2
     assert sample.next_state["accounts"]["A002"]["status"] == "closed"
-    assert Sample.model_validate_json(sample.model_dump_json()) == sample
+    assert BenchItem.model_validate_json(sample.model_dump_json()) == sample
 
 
 def test_manifest_forbids_unknown_fields_and_bad_ids():

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from catalog.bench import BenchItem, item_id
-from catalog.models import Action, Sample
+from catalog.bench import BenchItem
+from catalog.models import Action
 from catalog.store import Catalog
 from synth.simulation import LLMSim
 from verifier.audit import run_audit
@@ -26,9 +26,8 @@ def items() -> dict[str, BenchItem]:
         runtime.reset(handle.state("default"))
         before = runtime.snapshot()
         action = Action(name=name, arguments=arguments)
-        sample = Sample.from_step("library", before, action, runtime.call(action, snapshot=True))
-        out[key] = BenchItem(id=item_id("library", before, action), env_kind="sql", env_code=handle.source(),
-                             env_entry=handle.manifest.entry, **sample.model_dump())
+        out[key] = BenchItem.from_step("library", before, action, runtime.call(action, snapshot=True),
+                                       env_kind="sql", env_code=handle.source(), env_entry=handle.manifest.entry)
     return out
 
 
@@ -77,11 +76,11 @@ def test_unrelated_edit_malformed_reply_500_and_resume(scripted, items, tmp_path
     before = len(asked)
     report = run_audit([renew, hold, read], simulator, out, workers=1)
     records = {json.loads(line)["id"]: json.loads(line) for line in (out / "results.jsonl").open()}
-    assert len(records) == 3 and report["samples"] == 3 and first["samples"] == 1
+    assert len(records) == 3 and report.samples == 3 and first.samples == 1
     assert done_tool not in asked[before:]  # the resumed run asked only the samples not yet answered
 
     r_renew, r_hold, r_read = records[renew.id], records[hold.id], records[read.id]
     assert r_renew["fm"] and not r_renew["cm_strict"] and r_renew["cm_compat"]  # unrelated edit
     assert r_hold["fm"] and r_hold["cm_strict"]  # a 500, retried, then right
     assert r_read["abstained"] and not r_read["fm"]  # malformed JSON: a miss, counted apart
-    assert report["tokens_in"] > 0 and report["cost_usd"] > 0
+    assert report.tokens_in > 0 and report.cost_usd > 0

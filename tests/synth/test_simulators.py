@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from catalog.bench import BenchItem, SimResult, item_id
-from catalog.models import Action, Sample, Strata
+from catalog.bench import BenchItem, SimResult
+from catalog.models import Action, Strata
 from catalog.store import Catalog
 from constraints.simulate import SpecSimulator, item_spec
 from constraints.spec import ConstraintSpec
@@ -32,11 +32,10 @@ def bench_item(env_id: str, tool: str, state: dict | None = None, state_name: st
     before = copy.deepcopy(state) if state is not None else handle.state(state_name)
     runtime.reset(before)
     action = Action(name=tool, arguments=arguments)
-    sample = Sample.from_step(env_id, before, action, runtime.call(action, snapshot=True))
     m = handle.manifest
     doc = f"{m.name}: {m.description}\nRules:\n" + "\n".join(f"- {rule}" for rule in m.rules)
-    return BenchItem(id=item_id(env_id, before, action), env_kind=m.kind, env_entry=m.entry, env_code=handle.source(),
-                     env_doc=doc, **sample.model_dump())
+    return BenchItem.from_step(env_id, before, action, runtime.call(action, snapshot=True), env_kind=m.kind,
+                               env_entry=m.entry, env_code=handle.source(), env_doc=doc)
 
 
 @pytest.fixture(scope="module")

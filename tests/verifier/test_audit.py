@@ -14,18 +14,18 @@ from typing import Any
 import pytest
 from sqlmodel import Field
 
-from catalog.bench import BenchItem, SimResult, item_id
+from catalog.bench import BenchItem, SimResult
 from catalog.envkit import Env, fail, ok, table_base, tool
-from catalog.models import Action, Sample
+from catalog.models import Action
 from catalog.runtime import SqlRuntime
 from catalog.store import Catalog
+from catalog.strata import rung_of_strata
 from verifier.audit import (
     RECORD_KEYS,
     RESULTS_FILE,
     AuditAborted,
     AuditError,
     audit_order,
-    band_group,
     compare_reports,
     load_results,
     rebuild_report,
@@ -53,8 +53,8 @@ def _item(env_id: str, kind: str, code: str, runtime: Any, state: dict[str, Any]
     runtime.reset(state)
     before = runtime.snapshot()
     action = Action(name=name, arguments=arguments)
-    sample = Sample.from_step(env_id, before, action, runtime.call(action, snapshot=True))
-    return BenchItem(id=item_id(env_id, before, action), env_kind=kind, env_code=code, **sample.model_dump())
+    return BenchItem.from_step(env_id, before, action, runtime.call(action, snapshot=True), env_kind=kind,
+                               env_code=code)
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +135,7 @@ UNRELATED = {"op": "modify", "path": ["members", "M002", "name"], "value": "Some
 
 
 def test_the_executed_items_land_in_the_intended_groups(items, deletion):
-    groups = {key: band_group(item.strata) for key, item in items.items()}
+    groups = {key: rung_of_strata(item.strata).name for key, item in items.items()}
     assert groups == {"fail": "failure", "read": "no_change_args1", "search": "no_change_args2+", "hold": "simple_1",
                       "renew": "simple_2", "pay": "medium_3", "return": "medium_4", "borrow": "medium_5",
                       "overdue_return": "difficult_7_12", "lost": "difficult_7_12"}
@@ -149,8 +149,8 @@ def test_an_unrelated_edit_fails_strict_cm_and_passes_compat_cm(items, tmp_path)
     for record in _lines(tmp_path):
         assert (record["fm"], record["cm_strict"], record["cm_compat"]) == (True, False, True)
         assert set(RECORD_KEYS) <= record.keys()
-    assert (report["cm_strict"], report["cm_compat"], report["verified_yield"]) == (0.0, 1.0, 0.0)
-    hold = next(w for w in report["worst"] if w["id"] == items["hold"].id)
+    assert (report.cm_strict, report.cm_compat, report.verified_yield) == (0.0, 1.0, 0.0)
+    hold = next(w for w in report.worst if w["id"] == items["hold"].id)
     assert hold["diff"] == ['+ modify ["members", "M002", "name"] = "Somebody Else"']
 
 
@@ -159,7 +159,7 @@ def test_a_correct_deletion_passes_strict_cm(deletion, tmp_path):
     [record] = _lines(tmp_path)
     assert record["cm_strict"] is True and record["fm"] is True and record["op_f1"] == 1.0
     assert record["cm_compat"] is False  # EnvSimBench's rule wants the deleted key kept as None
-    assert report["verified"] == 1 and report["by_delta"]["1"]["cm_strict"] == 1.0
+    assert report.verified == 1 and report.by_delta["1"].cm_strict == 1.0
 
 
 def test_abstentions_and_errors_are_misses_counted_apart(items, tmp_path):
@@ -175,13 +175,13 @@ def test_abstentions_and_errors_are_misses_counted_apart(items, tmp_path):
         return oracle(item)
 
     report = run_audit(chosen, FakeSim(answer), tmp_path, plots=False)
-    assert (report["samples"], report["answered"], report["abstained"], report["errors"]) == (5, 1, 2, 2)
-    assert report["cm_strict"] == report["fm"] == report["op_f1"] == 0.2
-    assert report["cm_compat"] == 0.2  # an abstention is not an empty, compat-passing Δ
-    assert report["answered_only"] == {"fm": 1.0, "cm_strict": 1.0, "cm_compat": 1.0, "op_f1": 1.0}
-    assert report["abstain_reasons"] == {"spec incomplete: loop": 2}
-    assert report["error_messages"] == {"reply is not JSON": 1, "ValueError: HTTP 500 after 3 retries": 1}
-    assert report["worst"] == []  # misses are listed apart, not as wrong answers
+    assert (report.samples, report.answered, report.abstained, report.errors) == (5, 1, 2, 2)
+    assert report.cm_strict == report.fm == report.op_f1 == 0.2
+    assert report.cm_compat == 0.2  # an abstention is not an empty, compat-passing Δ
+    assert report.answered_only == {"fm": 1.0, "cm_strict": 1.0, "cm_compat": 1.0, "op_f1": 1.0}
+    assert report.abstain_reasons == {"spec incomplete: loop": 2}
+    assert report.error_messages == {"reply is not JSON": 1, "ValueError: HTTP 500 after 3 retries": 1}
+    assert report.worst == []  # misses are listed apart, not as wrong answers
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -198,7 +198,7 @@ def test_resume_after_an_interruption_asks_no_sample_twice(items, tmp_path, work
     assert len(second.asked) == len(set(second.asked)) == len(chosen) - len(recorded)
     ids = [r["id"] for r in _lines(tmp_path)]
     assert sorted(ids) == sorted(i.id for i in chosen)
-    assert report["samples"] == len(chosen) and report["cm_strict"] == 1.0 and report["sessions"] == 2
+    assert report.samples == len(chosen) and report.cm_strict == 1.0 and report.sessions == 2
     third = FakeSim()
     run_audit(chosen, third, tmp_path, plots=False)
     assert third.asked == []
@@ -235,7 +235,7 @@ def test_a_torn_last_line_is_cut_and_asked_again(items, tmp_path):
     report = run_audit(chosen, again, tmp_path, plots=False)
     assert again.asked == [json.loads(last)["id"]]
     assert sorted(r["id"] for r in _lines(tmp_path)) == sorted(i.id for i in chosen)
-    assert report["samples"] == 4
+    assert report.samples == 4
 
 
 class EndpointUnreachable(ConnectionError):
@@ -280,15 +280,17 @@ def test_report_files_and_keys(items, tmp_path):
                 "by_args", "by_band", "abstained", "errors", "violations", "repairs", "reasks", "tokens_in",
                 "tokens_out", "cost_usd", "latency_s", "prompt_tokens_per_sample", "seconds_per_sample",
                 "verified_yield", "cost_per_verified_step_usd", "worst"}
-    assert required <= report.keys()
-    assert set(report["latency_s"]) >= {"p50", "p90", "p99", "max"}
+    assert required <= report.to_dict().keys()
+    written = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert written == json.loads(json.dumps(report.to_dict())) and list(written) == list(report.to_dict())
+    assert set(report.latency_s) >= {"p50", "p90", "p99", "max"}
     assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["samples"] == 10
-    assert report["plots"] == ["cm_vs_delta.png"] and (tmp_path / "cm_vs_delta.png").stat().st_size > 1000
+    assert report.plots == ["cm_vs_delta.png"] and (tmp_path / "cm_vs_delta.png").stat().st_size > 1000
     markdown = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "EnvSimBench paper | GPT-5.4 | 100.0% | 22.7% | 42.0%" in markdown
     assert "| EnvSimBench paper | 4B Full-Balance2 | 99 | 80 | 36 | 44 | 40 | 2 | 8 | 12 |" in markdown
     assert "envforge (this run): fake / plain" in markdown and "local model, $0" in markdown
-    assert rebuild_report(tmp_path, plots=False)["samples"] == 10
+    assert rebuild_report(tmp_path, plots=False).samples == 10
 
 
 def test_per_stratum_numbers_on_a_hand_made_set(items, tmp_path):
@@ -309,46 +311,46 @@ def test_per_stratum_numbers_on_a_hand_made_set(items, tmp_path):
         return SimResult(observation=item.observation, delta=item.delta, tokens_in=50, cost_usd=0.01)
 
     report = run_audit(list(items.values()), FakeSim(answer), tmp_path, plots=False)
-    assert (report["fm"], report["cm_strict"], report["cm_compat"]) == (0.7, 0.6, 0.7)
-    assert (report["verified"], report["verified_yield"]) == (5, 0.5)
-    assert report["cost_per_verified_step_usd"] == pytest.approx(0.05 / 5)
-    assert report["prompt_tokens_per_sample"] == 25.0
-    band = {name: (g["samples"], g["fm"], g["cm_strict"], g["cm_compat"]) for name, g in report["by_band"].items()}
+    assert (report.fm, report.cm_strict, report.cm_compat) == (0.7, 0.6, 0.7)
+    assert (report.verified, report.verified_yield) == (5, 0.5)
+    assert report.cost_per_verified_step_usd == pytest.approx(0.05 / 5)
+    assert report.prompt_tokens_per_sample == 25.0
+    band = {name: (g.samples, g.fm, g.cm_strict, g.cm_compat) for name, g in report.by_band.items()}
     assert band == {"failure": (1, 1.0, 1.0, 1.0), "no_change_args1": (1, 1.0, 1.0, 1.0),
                     "simple_1": (1, 1.0, 1.0, 1.0), "simple_2": (1, 1.0, 0.0, 0.0), "medium_3": (1, 1.0, 1.0, 1.0),
                     "medium_4": (1, 0.0, 1.0, 1.0), "medium_5": (1, 0.0, 0.0, 0.0),
                     "difficult_7_12": (2, 1.0, 0.5, 1.0), "no_change_args2+": (1, 0.0, 0.0, 0.0)}
-    assert list(report["by_band"]) == ["failure", "no_change_args1", "no_change_args2+", "simple_1", "simple_2",
+    assert list(report.by_band) == ["failure", "no_change_args1", "no_change_args2+", "simple_1", "simple_2",
                                        "medium_3", "medium_4", "medium_5", "difficult_7_12"]
-    assert report["by_band"]["simple_2"]["op_f1"] == pytest.approx(2 / 3, abs=1e-4)
-    assert report["by_band"]["medium_5"]["abstained"] == 1 and report["by_band"]["no_change_args2+"]["errors"] == 1
-    assert {k: g["samples"] for k, g in report["by_delta"].items()} == {"0": 3, "1": 1, "2": 1, "3": 1, "4": 1, "5": 1,
+    assert report.by_band["simple_2"].op_f1 == pytest.approx(2 / 3, abs=1e-4)
+    assert report.by_band["medium_5"].abstained == 1 and report.by_band["no_change_args2+"].errors == 1
+    assert {k: g.samples for k, g in report.by_delta.items()} == {"0": 3, "1": 1, "2": 1, "3": 1, "4": 1, "5": 1,
                                                                         "7": 1, "10": 1}
-    assert (report["by_delta"]["7"]["cm_strict"], report["by_delta"]["7"]["cm_compat"]) == (0.0, 1.0)
-    assert {k: g["samples"] for k, g in report["by_outcome"].items()} == {"success": 9, "failure": 1}
-    assert {k: g["samples"] for k, g in report["by_args"].items()} == {"1": 6, "2": 4}
-    assert report["by_split"]["fail_no_change"]["cm_strict"] == pytest.approx(2 / 3, abs=1e-4)
-    assert report["by_split"]["state_change"]["cm_strict"] == pytest.approx(4 / 7, abs=1e-4)
-    assert {k: g["samples"] for k, g in report["by_group"].items()} == {
+    assert (report.by_delta["7"].cm_strict, report.by_delta["7"].cm_compat) == (0.0, 1.0)
+    assert {k: g.samples for k, g in report.by_outcome.items()} == {"success": 9, "failure": 1}
+    assert {k: g.samples for k, g in report.by_args.items()} == {"1": 6, "2": 4}
+    assert report.by_split["fail_no_change"].cm_strict == pytest.approx(2 / 3, abs=1e-4)
+    assert report.by_split["state_change"].cm_strict == pytest.approx(4 / 7, abs=1e-4)
+    assert {k: g.samples for k, g in report.by_group.items()} == {
         "failure": 1, "no_change": 2, "simple": 2, "medium": 3, "difficult": 2}
-    assert report["paper_view"]["samples"] == [3, 1, 1, 1, 1, 1, 0, 2]
-    assert report["paper_view"]["cm_compat"][7] == 1.0 and report["paper_view"]["cm_strict"][7] == 0.5
-    assert [w["id"] for w in report["worst"]] == [items[k].id for k in ("overdue_return", "renew", "return")]
-    assert report["worst"][1]["diff"][0].startswith("- modify")
-    assert report["worst"][2]["observation_predicted"] == '{"success":true}'
+    assert report.paper_view["samples"] == [3, 1, 1, 1, 1, 1, 0, 2]
+    assert report.paper_view["cm_compat"][7] == 1.0 and report.paper_view["cm_strict"][7] == 0.5
+    assert [w["id"] for w in report.worst] == [items[k].id for k in ("overdue_return", "renew", "return")]
+    assert report.worst[1]["diff"][0].startswith("- modify")
+    assert report.worst[2]["observation_predicted"] == '{"success":true}'
 
 
 def test_order_is_deterministic_and_a_limit_is_a_stratum_spread_prefix(items, tmp_path):
     chosen = list(items.values())
     order = audit_order(chosen)
     assert [i.id for i in order] == [i.id for i in audit_order(reversed(chosen + chosen))]
-    assert len({band_group(i.strata) for i in order[:9]}) == 9  # the nine groups present come first
+    assert len({rung_of_strata(i.strata).name for i in order[:9]}) == 9  # the nine groups present come first
     small = FakeSim()
-    assert run_audit(chosen, small, tmp_path, limit=3, plots=False)["samples"] == 3
+    assert run_audit(chosen, small, tmp_path, limit=3, plots=False).samples == 3
     assert small.asked == [i.id for i in order[:3]]
     larger = FakeSim()
     report = run_audit(chosen, larger, tmp_path, limit=5, plots=False)
-    assert larger.asked == [i.id for i in order[3:5]] and report["samples"] == 5
+    assert larger.asked == [i.id for i in order[3:5]] and report.samples == 5
 
 
 def test_a_folder_of_another_simulator_is_refused(items, tmp_path):

@@ -1,6 +1,8 @@
 """Benchmark sample export: compositions, quotas met exactly, spread over envs, verified, deterministic."""
 
 import json
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -13,14 +15,14 @@ from catalog.envsimbench import from_envsimbench, read_jsonl, to_envsimbench, wr
 from catalog.jsonable import json_equal
 from catalog.models import EnvManifest
 from catalog.store import Catalog, CatalogError
+from catalog.strata import RUNG_NAMES
+from constraints.spec import ConstraintSpec
 from synth.run import RunConfig, synthesize
+from verifier.compositions import BUCKETS, ENVSIMBENCH_COUNTS, Composition, CompositionError
 from verifier.samples import (
-    BUCKETS,
-    ENVSIMBENCH_COUNTS,
-    Composition,
-    CompositionError,
     _extract_all,
-    bucket_of,
+    _sample_bucket,
+    _worker_environment,
     export_failures,
     export_samples,
     render_export_report,
@@ -35,7 +37,7 @@ SMALL = {"failure": 3, "no_change_args1": 3, "simple_1": 2, "simple_2": 2, "medi
 
 
 def bucket(item):
-    return bucket_of(item.strata.outcome, item.strata.delta_size, item.strata.arg_count)
+    return _sample_bucket(item.strata.outcome, item.strata.delta_size, item.strata.arg_count)
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +71,14 @@ def test_scaled_compositions_sum_to_n_and_stay_proportional(n):
     assert set(uniform.counts) == set(BUCKETS)
 
 
+def test_buckets_are_the_strata_ladder_and_a_refusal_that_wrote_is_no_sample():
+    assert BUCKETS == RUNG_NAMES and set(ENVSIMBENCH_COUNTS) < set(BUCKETS)
+    assert _sample_bucket("success", 0, 3) == "no_change_args2+"  # can be asked for, like every rung
+    assert _sample_bucket("failure", 0, 0) == "failure"
+    assert _sample_bucket("failure", 2, 1) is None  # the ladder says failure; a sample it is not
+    assert _sample_bucket("crash", 0, 1) is None and _sample_bucket("invalid", 0, 0) is None
+
+
 def test_composition_file_and_errors(tmp_path):
     path = tmp_path / "mix.json"
     path.write_text(json.dumps({"medium_3": 3, "failure": 1}))
@@ -86,9 +96,10 @@ def test_composition_file_and_errors(tmp_path):
 
 
 def test_an_optional_bucket_gives_its_shortfall_to_the_others():
-    comp = Composition.uniform(22)  # 11 buckets x 2
+    comp = Composition.uniform(24)  # 12 rungs x 2
+    assert comp.optional == {"beyond_13+", "no_change_args2+"}
     capped, moved = comp.redistribute({**comp.counts, "beyond_13+": 0})
-    assert moved == {"beyond_13+": 2} and capped.total == 22 and capped.counts["beyond_13+"] == 0
+    assert moved == {"beyond_13+": 2} and capped.total == 24 and capped.counts["beyond_13+"] == 0
     same, none = comp.redistribute(comp.counts)
     assert same == comp and none == {}
 
@@ -96,15 +107,15 @@ def test_an_optional_bucket_gives_its_shortfall_to_the_others():
 # --- export over the reference envs ---------------------------------------------------------------
 def test_quotas_are_met_exactly_and_spread_over_envs(exported):
     items, report = exported.items, exported.report
-    assert report["quotas_met"], report["buckets"]
+    assert report.quotas_met, report.buckets
     assert Counter(bucket(i) for i in items) == Counter(SMALL)
     assert len({i.id for i in items}) == len(items)
-    for name, row in report["buckets"].items():
-        assert row["wanted"] == row["found"] == SMALL[name]
+    for name, row in report.buckets.items():
+        assert row.wanted == row.found == SMALL[name]
         # round-robin: as many envs as the quota allows, given the envs that have candidates
-        assert row["distinct_envs"] == min(row["wanted"], row["envs_with_candidates"])
-    assert report["distinct_envs"] == len(REFERENCE_IDS)
-    assert report["reexecuted"] >= 2 * len(items)
+        assert row.distinct_envs == min(row.wanted, row.envs_with_candidates)
+    assert report.distinct_envs == len(REFERENCE_IDS)
+    assert report.reexecuted >= 2 * len(items)
 
 
 def test_items_are_self_contained_and_consistent(exported, reference):
@@ -160,11 +171,11 @@ def test_report_names_what_it_could_not_fill(reference):
     comp = Composition("mix", {"no_change_args0": 2, "simple_1": 1})
     result = export_samples(reference, comp, seed=1, workers=1, env_ids=["bank", "library"])
     report = result.report
-    assert not report["quotas_met"]
-    assert report["buckets"]["no_change_args0"] == {"wanted": 2, "found": 0, "distinct_envs": 0,
-                                                    "dropped_non_reproducible": 0, "candidates": 0,
-                                                    "envs_with_candidates": 0}
-    assert report["buckets"]["simple_1"]["found"] == 1 and {i.env_id for i in result.items} <= {"bank", "library"}
+    assert not report.quotas_met
+    assert report.to_dict()["buckets"]["no_change_args0"] == {"wanted": 2, "found": 0, "distinct_envs": 0,
+                                                              "dropped_non_reproducible": 0, "candidates": 0,
+                                                              "envs_with_candidates": 0}
+    assert report.buckets["simple_1"].found == 1 and {i.env_id for i in result.items} <= {"bank", "library"}
     with pytest.raises(CatalogError):
         export_samples(reference, comp, seed=1, workers=1, env_ids=["no-such-env"])
 
@@ -175,6 +186,17 @@ def test_specs_extracted_in_worker_processes_match_in_process(reference):
     parallel = _extract_all(handles, 2, lambda *args: seen.append(args), min_parallel=0)
     assert parallel == _extract_all(handles, 1, lambda *args: None)
     assert seen[-1] == ("specs", 4, 4)
+
+
+def test_the_spec_worker_answers_from_outside_the_repository(tmp_path):
+    """The worker is found through the import path, not the working directory (installed packages too)."""
+    source = "class Shelf:\n    def __init__(self, init_config: dict):\n        self.items = {}\n\n" \
+             "    def count(self) -> dict:\n        \"\"\"Count the items.\"\"\"\n        return {'n': len(self.items)}\n"
+    line = json.dumps([source, "class", "Shelf", [], "class", None]) + "\n"
+    out = subprocess.run([sys.executable, "-m", "verifier._spec_worker"], input=line, capture_output=True, text=True,
+                         cwd=tmp_path, env=_worker_environment(), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert set(ConstraintSpec.from_dict(json.loads(out.stdout)).tools) == {"count"}
 
 
 FLAKY = '''"""A class env with one non-deterministic tool (a module-level counter survives between calls)."""
@@ -207,10 +229,10 @@ def test_non_reproducible_steps_are_dropped_and_replaced(tmp_path):
     catalog.write_env(EnvManifest(id="boom", name="Boom", kind="class", entry="Boom"), boom, {"default": {}})
     result = export_samples(catalog, Composition("mix", {"simple_1": 3}), seed=0, workers=1, env_ids=["flaky", "boom"])
     report = result.report
-    assert "boom at import" in report["envs_skipped"]["boom"] and report["envs_searched"] == 1
-    assert report["quotas_met"] and [i.action.name for i in result.items] == ["stable"] * 3
-    assert report["buckets"]["simple_1"]["dropped_non_reproducible"] >= 1
-    assert set(report["drop_reasons"]) <= {"observation differs on re-execution", "next state differs on re-execution"}
+    assert "boom at import" in report.envs_skipped["boom"] and report.envs_searched == 1
+    assert report.quotas_met and [i.action.name for i in result.items] == ["stable"] * 3
+    assert report.buckets["simple_1"].dropped_non_reproducible >= 1
+    assert set(report.drop_reasons) <= {"observation differs on re-execution", "next state differs on re-execution"}
 
 
 # --- a synthesized catalog: the EnvSimBench mix, scaled ---------------------------------------------
@@ -219,9 +241,9 @@ def test_envsimbench_mix_from_a_small_synthesized_catalog(tmp_path):
     catalog = Catalog(tmp_path)
     comp = Composition.envsimbench(24)
     result = export_samples(catalog, comp, seed=0, workers=2)
-    assert result.report["quotas_met"], result.report["buckets"]
+    assert result.report.quotas_met, result.report.buckets
     assert Counter(bucket(i) for i in result.items) == Counter({b: c for b, c in comp.counts.items() if c})
-    assert result.report["distinct_envs"] >= 5
+    assert result.report.distinct_envs >= 5
 
 
 # --- failures of an audit ----------------------------------------------------------------------------
