@@ -48,7 +48,7 @@ from constraints.completeness import CompletenessRun
 from constraints.extract import extract_spec
 from constraints.normalize import env_modules
 from constraints.spec import ConstraintSpec, ToolSpec
-from verifier.sandbox import Job, JobResult, SandboxPool
+from verifier.sandbox import DEFAULT_TIMEOUT, Job, JobResult, SandboxPool
 
 __all__ = ["BUCKETS", "Composition", "CompositionError", "ExportResult", "bucket_of", "export_samples",
            "export_failures", "render_export_report", "ProgressFn"]
@@ -766,7 +766,7 @@ class _Exporter:
 
 def export_samples(catalog: Catalog, composition: Composition, *, seed: int = 0, workers: int = 2,
                    env_ids: list[str] | None = None, progress: ProgressFn | None = None,
-                   timeout: float = 5.0) -> ExportResult:
+                   timeout: float = DEFAULT_TIMEOUT) -> ExportResult:
     """Search catalog envs for verified samples filling `composition` (deterministic for a seed).
 
     `env_ids` restricts the search (unknown ids raise CatalogError); `workers` sandbox workers run
