@@ -748,8 +748,10 @@ def _sandbox_options(parser: argparse.ArgumentParser, effort: GateEffort) -> Non
 
 
 def _old_verify_form(args: list[str], common: argparse.ArgumentParser) -> argparse.Namespace | None:
-    """Parse `verify ENV_ID|--all [...]`, `verify --mutants N [--env ENV_ID]` and `verify ENV_ID --write-plan`,
-    the forms before the verb had actions; None if `args` use an action (or ask for help)."""
+    """Parse the forms `verify` had before its actions; None if `args` use an action (or ask for help).
+
+    They are `verify ENV_ID|--all [...]`, `verify --mutants N [--env ENV_ID]` and `verify ENV_ID --write-plan`.
+    """
     old = _Parser(prog="python cli.py verify", add_help=False, parents=[common])
     old.add_argument("env_id", nargs="?")
     old.add_argument("--all", action="store_true")

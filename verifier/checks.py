@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 __all__ = ["CHECKS", "CheckResult", "CheckSpec", "Severity", "Verdict", "check", "declare", "describe", "runnable"]
 
 
-class Severity(str, enum.Enum):
+class Severity(enum.StrEnum):
     """What a failing check does to an env.
 
     critical: rejects the env whatever its score (wrong training signal: a crash, a leaky failure,

@@ -58,8 +58,10 @@ class PropertySuite:
 
     def __init__(self, handle: EnvHandle, spec: ConstraintSpec, pool: SandboxPool, *, plan: Plan | None = None,
                  examples: int = VERIFY.examples, seed: int = 0, effort: float = VERIFY.effort) -> None:
-        """`effort` scales the guard-directed searches (see verifier/gate_settings.py); without a
-        `plan` the intent checks do not apply."""
+        """Prepare the searches of one env; `effort` scales the guard-directed ones (verifier/gate_settings.py).
+
+        Without a `plan` the intent checks do not apply.
+        """
         self.handle, self.spec, self.pool, self.plan = handle, spec, pool, plan
         self.examples, self.seed, self.effort = examples, seed, effort
         self._guards_seen: dict[str, Any] | None = None
@@ -142,9 +144,11 @@ class PropertySuite:
                                          "results": [c.__dict__ for c in self.run(found).calls]}, str(detail))
 
     def search_seen(self, violated: Violation) -> Verdict:
-        """Like `search`, for a property of results alone: when earlier searches already ran as
-        many sequences as one search would, look through those first and search (to shrink)
-        only if one of them violates it."""
+        """Like `search`, for a property of results alone.
+
+        When earlier searches already ran as many sequences as one search would, look through
+        those first and search (to shrink) only if one of them violates it.
+        """
         if len(self._sequences) < self.examples // 2:
             return self.search(violated)
         if not any(violated(seq) for seq in list(self._sequences.values())):

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from catalog.models import FailureConvention
 from catalog.importer import import_class_env
+from catalog.models import FailureConvention
 from catalog.store import Catalog, read_env
 from constraints.completeness import spec_of
 from verifier.checks import CHECKS, CheckResult, Severity, Verdict, check, describe, runnable
