@@ -132,7 +132,7 @@ def test_checks_that_read_code_tasks_or_coverage(buggy):
     guards = buggy.every_guard_reachable()
     assert not guards.ok and "count > 5 and count < 3" in guards.counterexample["untriggered"][0]
     assert buggy.initial_states_load() == Verdict(True)
-    assert buggy.deterministic().detail.endswith("cause: rng")  # uuid4 draws random values
+    assert "cause: rng" in buggy.deterministic().detail  # uuid4 draws random values
     assert buggy.code_matches_plan_statically() is None and buggy.code_agrees_with_plan() is None  # no plan
 
 
