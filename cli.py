@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import math
@@ -11,11 +12,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from catalog.jsonable import canonical_json, pretty_json
+from catalog.jsonable import pretty_json
 from catalog.runtime import EnvLoadError, StateError
 from catalog.store import ENV_VAR, Catalog, CatalogError, EnvExists
 from catalog.tasks import CheckError
+from verifier.gate_settings import GATE, MUTATION, VERIFY, GateEffort
 from verifier.isolation import IsolationUnavailable, set_default_isolation
+from verifier.sandbox import DEFAULT_TIMEOUT
 
 
 class UserError(Exception):
@@ -23,10 +26,33 @@ class UserError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors are bad input like any other: one line and exit status 1 (argparse prints usage, exits 2)."""
+    """Usage errors are bad input like any other: one line and exit status 1 (argparse prints usage, exits 2).
+
+    `epilog_from` builds the epilog only when help is shown (e.g. from a registry that is slow to
+    import); `old_form` parses a command's earlier syntax, returning None when the arguments are
+    not in it, so existing command lines keep working beside new subcommands.
+    """
+
+    def __init__(self, *args: Any, epilog_from: Callable[[], str] | None = None,
+                 old_form: Callable[[list[str]], argparse.Namespace | None] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.epilog_from, self.old_form = epilog_from, old_form
 
     def error(self, message: str) -> NoReturn:
         raise UserError(f"{message} (see: {self.prog} --help)")
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        if self.old_form is not None and args is not None:
+            old = self.old_form(list(args))
+            if old is not None:
+                return old, []
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        if self.epilog_from is not None:
+            self.epilog = self.epilog_from()
+        return super().format_help()
 
 
 def _count(low: int) -> Callable[[str], int]:
@@ -219,70 +245,61 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
-    from verifier.gate import broken_env_report, verify_env
+def cmd_verify_gate(args: argparse.Namespace) -> int:
+    from verifier.gate import verify_env
+    from verifier.gate_report import broken_env_report, render_gate_report
     from verifier.sandbox import SandboxPool
 
     catalog = _catalog(args)
-    if args.mutants is not None:
-        from verifier.mutation import mutation_test
-
-        ids = [args.env or args.env_id] if (args.env or args.env_id) else [s.id for s in catalog.list()[0] if s.reference]
-        handles = [catalog.get(env_id) for env_id in ids]
-        print(f"mutation testing the gate on {', '.join(ids)} ...", file=sys.stderr)
-        with SandboxPool(args.workers, timeout=args.timeout) as pool:
-            report = mutation_test(handles, args.mutants, pool, seed=args.seed, examples=min(args.examples, 40))
-        if args.json:
-            _print_json(report)
-        else:
-            print(f"mutants {report['mutants']}: killed {report['killed']}, survived {report['survived']}, "
-                  f"mutation score {100 * report['mutation_score']:.1f}%, false alarms {report['false_alarms']}")
-            for operator, counts in report["by_operator"].items():
-                print(f"  {operator:<16} {counts['killed']:>3}/{counts['mutants']:<3}")
-            for survivor in report["survivors"]:
-                print(f"  survived: {survivor['env']} line {survivor['line']}: {survivor['change']} ({survivor['operator']})")
-        return 0
     if args.all == bool(args.env_id):
-        raise UserError("name one env (python cli.py verify library) or pass --all")
-    if args.write_plan:
-        from constraints.completeness import spec_of
-        from verifier.intent import plan_from_spec, write_plan
-
-        handle = catalog.get(args.env_id)
-        plan = plan_from_spec(spec_of(handle), handle.id, "captured from reviewed code")
-        write_plan(handle.path, plan)
-        print(f"Wrote {handle.path / 'plan.json'}: {len(plan.rules)} rules, {len(plan.tools)} tools. It records the "
-              "code's current guards and effects as the intent: review it, since later code is checked against it.")
-        return 0
+        raise UserError("name one env (python cli.py verify gate library) or pass --all")
     if args.no_reference:
         catalog.include_reference = False
     summaries, broken = catalog.list() if args.all else ([], [])
     ids = [s.id for s in summaries] if args.all else [args.env_id]
     reports = [broken_env_report(problem.path.name, problem.reason, args.gate) for problem in broken]
     for report in reports:
-        print(f"broken env folder {report['env']}: {report['checks'][0]['detail']}", file=sys.stderr)
+        print(f"broken env folder {report.env}: {report.checks[0].detail}", file=sys.stderr)
     with SandboxPool(args.workers, timeout=args.timeout) as pool:
         for env_id in ids:
             print(f"verifying {env_id} ...", file=sys.stderr)
             reports.append(verify_env(catalog.get(env_id), pool, examples=args.examples, seed=args.seed,
                                       gate=args.gate))
     if args.json:
-        _print_json(reports[0] if len(reports) == 1 and not args.all else reports)
+        _print_json(reports[0].to_dict() if len(reports) == 1 and not args.all else [r.to_dict() for r in reports])
     else:
         for report in reports:
-            verdict = "PASS" if report["passed"] else "FAIL"
-            print(f"{report['env']}: {verdict} score {report['score']:.2f} (gate {report['gate']}), plan: {report['plan']}")
-            for check in report["checks"]:
-                mark = "info" if check.get("informational") else "ok  " if check["ok"] else "FAIL"
-                print(f"  {mark} {check['name']}" + (f": {check['detail']}" if check["detail"] else ""))
-                if check["counterexample"] and (not check["ok"] or check.get("informational")):
-                    example = check["counterexample"]
-                    if "actions" in example:
-                        calls = "; ".join(f"{a['name']}({canonical_json(a['arguments'])})" for a in example["actions"])
-                        print(f"       counterexample from state {example['state']!r}: {calls}")
-                    else:
-                        print(f"       {canonical_json(example)}")
-    return 0 if all(r["passed"] for r in reports) else 5
+            print(render_gate_report(report))
+    return 0 if all(r.passed for r in reports) else 5
+
+
+def cmd_verify_mutants(args: argparse.Namespace) -> int:
+    from verifier.mutation import mutation_test, render_mutation_report
+    from verifier.sandbox import SandboxPool
+
+    catalog = _catalog(args)
+    ids = [args.env] if args.env else [s.id for s in catalog.list()[0] if s.reference]
+    handles = [catalog.get(env_id) for env_id in ids]
+    print(f"mutation testing the gate on {', '.join(ids)} ...", file=sys.stderr)
+    with SandboxPool(args.workers, timeout=args.timeout) as pool:
+        report = mutation_test(handles, args.count, pool, seed=args.seed, examples=args.examples)
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        print(render_mutation_report(report))
+    return 0
+
+
+def cmd_verify_write_plan(args: argparse.Namespace) -> int:
+    from constraints.completeness import spec_of
+    from verifier.intent import plan_from_spec, write_plan
+
+    handle = _catalog(args).get(args.env_id)
+    plan = plan_from_spec(spec_of(handle), handle.id, "captured from reviewed code")
+    write_plan(handle.path, plan)
+    print(f"Wrote {handle.path / 'plan.json'}: {len(plan.rules)} rules, {len(plan.tools)} tools. It records the "
+          "code's current guards and effects as the intent: review it, since later code is checked against it.")
+    return 0
 
 
 def cmd_synthesize(args: argparse.Namespace) -> int:
@@ -558,6 +575,94 @@ def _import_arguments(importer: argparse.ArgumentParser) -> None:
     importer.set_defaults(handler=cmd_import)
 
 
+VERIFY_ACTIONS = ("gate", "mutants", "write-plan")
+
+
+def _checks_epilog() -> str:
+    """The registered checks, read when help is shown (registering them imports the property suite)."""
+    import verifier.properties  # noqa: F401 - registers the suite's checks
+    from verifier.checks import describe
+
+    return "checks (name, severity, meaning), in the order they run:\n" + describe()
+
+
+def _sandbox_options(parser: argparse.ArgumentParser, effort: GateEffort) -> None:
+    """Options of the verb's actions that run the gate in sandbox workers."""
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--examples", type=_POSITIVE, default=effort.examples,
+                        help=f"hypothesis examples per property (default: {effort.examples})")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the guard search (default: 0)")
+    parser.add_argument("--workers", type=_POSITIVE, default=2, help="sandbox worker processes (default: 2)")
+    parser.add_argument("--timeout", type=_SECONDS, default=DEFAULT_TIMEOUT, help="seconds per call before a worker "
+                        f"is killed (default: {DEFAULT_TIMEOUT:g})")
+
+
+def _old_verify_form(args: list[str], common: argparse.ArgumentParser) -> argparse.Namespace | None:
+    """Parse the forms `verify` had before its actions; None if `args` use an action (or ask for help).
+
+    They are `verify ENV_ID|--all [...]`, `verify --mutants N [--env ENV_ID]` and `verify ENV_ID --write-plan`.
+    """
+    old = _Parser(prog="python cli.py verify", add_help=False, parents=[common])
+    old.add_argument("env_id", nargs="?")
+    old.add_argument("--all", action="store_true")
+    old.add_argument("--no-reference", action="store_true")
+    old.add_argument("--gate", type=_SHARE, default=GATE)
+    _sandbox_options(old, VERIFY)
+    old.add_argument("--mutants", type=_POSITIVE)
+    old.add_argument("--env")
+    old.add_argument("--write-plan", action="store_true")
+    parsed, rest = old.parse_known_args(args)
+    if rest or parsed.env_id in VERIFY_ACTIONS:
+        return None
+    if parsed.mutants is not None:  # the old form took the env as ENV_ID or --env, and capped --examples
+        parsed.verify_command, parsed.handler = "mutants", cmd_verify_mutants
+        parsed.count, parsed.env = parsed.mutants, parsed.env or parsed.env_id
+        parsed.examples = min(parsed.examples, MUTATION.examples)
+        return parsed
+    if parsed.write_plan:
+        if not parsed.env_id:
+            raise UserError("name one env: python cli.py verify write-plan ENV_ID")
+        parsed.verify_command, parsed.handler = "write-plan", cmd_verify_write_plan
+        return parsed
+    parsed.verify_command, parsed.handler = "gate", cmd_verify_gate
+    return parsed
+
+
+def _verify_parser(commands: Any, common: argparse.ArgumentParser) -> None:
+    verify = commands.add_parser(
+        "verify", parents=[common], help="run the quality gate on catalog envs (sandboxed property tests)",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog_from=_checks_epilog,
+        old_form=functools.partial(_old_verify_form, common=common),
+        description="Check environments in sandboxed workers (gate), measure how many planted bugs the gate\n"
+                    "catches (mutants), or capture an env's plan from reviewed code (write-plan). Each failing\n"
+                    "property comes with a shrunk counterexample. The forms before these actions still work:\n"
+                    "verify ENV_ID|--all [...], verify --mutants N [--env ENV_ID], verify ENV_ID --write-plan.")
+    actions = verify.add_subparsers(dest="verify_command", metavar="ACTION", required=True)
+    gate = actions.add_parser(
+        "gate", parents=[common], help="score envs on every check; exit status 5 if one fails the gate",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog_from=_checks_epilog,
+        description="Run every registered check on ENV_ID (or every env) in sandboxed workers and score it: an env\n"
+                    "passes with a score >= --gate and no critical check failed. Exit status 5 if an env fails.")
+    gate.add_argument("env_id", metavar="ENV_ID", nargs="?", help="environment id, e.g. bank")
+    gate.add_argument("--all", action="store_true", help="verify every env in the catalog; folders that do not "
+                      "read as an env count as failed")
+    gate.add_argument("--no-reference", action="store_true", help="with --all: leave out the shipped reference envs")
+    gate.add_argument("--gate", type=_SHARE, default=GATE, help=f"score needed to pass (default: {GATE})")
+    _sandbox_options(gate, VERIFY)
+    gate.set_defaults(handler=cmd_verify_gate)
+    mutants = actions.add_parser(
+        "mutants", parents=[common], help="plant N single bugs in the reference envs (or --env); report the share "
+                                          "the gate rejects, survivors and false alarms")
+    mutants.add_argument("count", metavar="N", type=_POSITIVE, help="how many mutants, e.g. 200")
+    mutants.add_argument("--env", metavar="ENV_ID", help="mutate only this env (default: the reference envs)")
+    _sandbox_options(mutants, MUTATION)
+    mutants.set_defaults(handler=cmd_verify_mutants)
+    plan = actions.add_parser("write-plan", parents=[common], help="capture plan.json from the env's current code "
+                                                                   "(for reviewed, hand-written envs)")
+    plan.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. bank")
+    plan.set_defaults(handler=cmd_verify_write_plan)
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("--catalog", metavar="DIR", default=argparse.SUPPRESS,
@@ -632,30 +737,7 @@ def build_parser() -> argparse.ArgumentParser:
     constraints.add_argument("--seed", type=int, default=0, help="seed of the generated calls (default: 0)")
     constraints.set_defaults(handler=cmd_constraints)
 
-    verify = commands.add_parser(
-        "verify", parents=[common], help="run the quality gate on catalog envs (sandboxed property tests)",
-        description="Check an environment in sandboxed workers: no crash on typed input, failures change nothing, "
-                    "writes stay in the extracted write set, read tools write nothing, determinism, schema "
-                    "constraints, reachable guards, tasks unsolved initially and solved by their solution. Each "
-                    "failing property comes with a shrunk counterexample. Exit status 5 if an env fails the gate.")
-    verify.add_argument("env_id", metavar="ENV_ID", nargs="?", help="environment id, e.g. bank")
-    verify.add_argument("--all", action="store_true", help="verify every env in the catalog; folders that do not "
-                        "read as an env count as failed")
-    verify.add_argument("--no-reference", action="store_true", help="with --all: leave out the shipped reference envs")
-    verify.add_argument("--json", action="store_true", help="print the report as JSON")
-    verify.add_argument("--examples", type=_POSITIVE, default=120, help="hypothesis examples per property (default: 120)")
-    verify.add_argument("--seed", type=int, default=0, help="seed of the guard search (default: 0)")
-    verify.add_argument("--gate", type=_SHARE, default=0.85, help="score needed to pass (default: 0.85)")
-    verify.add_argument("--workers", type=_POSITIVE, default=2, help="sandbox worker processes (default: 2)")
-    verify.add_argument("--timeout", type=_SECONDS, default=5.0, help="seconds per call before a worker is killed "
-                        "(default: 5)")
-    verify.add_argument("--mutants", type=_POSITIVE, metavar="N",
-                        help="mutation testing: plant N single bugs in the reference envs (or --env) and report the "
-                             "share the gate rejects, survivors and false alarms")
-    verify.add_argument("--env", metavar="ENV_ID", help="with --mutants: mutate only this env")
-    verify.add_argument("--write-plan", action="store_true",
-                        help="capture plan.json from the env's current code (for reviewed, hand-written envs)")
-    verify.set_defaults(handler=cmd_verify)
+    _verify_parser(commands, common)
 
     importer = commands.add_parser(
         "import", parents=[common], help="turn an external environment (four conventions) into a catalog env",

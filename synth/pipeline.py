@@ -35,6 +35,7 @@ from synth.procedural.states import initial_states
 from synth.procedural.tasks import make_tasks, write_delta_sizes
 from verifier.allowlist import check_imports
 from verifier.gate import verify_env
+from verifier.gate_settings import SYNTHESIS
 from verifier.intent import static_mismatches
 from verifier.properties import CheckResult
 from verifier.sandbox import Job, SandboxPool
@@ -79,8 +80,8 @@ class Context:
     catalog: Catalog
     generator: Generator
     dedup: DedupFilter | None = None
-    gate_examples: int = 10
-    gate_effort: float = 0.25
+    gate_examples: int = SYNTHESIS.examples
+    gate_effort: float = SYNTHESIS.effort
     judge: Callable[[Any, SandboxPool], dict[str, Any]] | None = None  # synth.judge.RuleJudge
     _pool: SandboxPool | None = field(default=None, repr=False)
 
@@ -228,7 +229,7 @@ def build_graph(ctx: Context, checkpointer: Any = None) -> Any:
                                      {"disagreements": judged["listed"]} if judged["listed"] else None,
                                      judged["detail"]))
         report = verify_env(handle, ctx.pool, examples=ctx.gate_examples, seed=state["seed"], effort=ctx.gate_effort,
-                            extra_checks=extra)
+                            extra_checks=extra).to_dict()  # slot state is checkpointed as JSON
         if judged is not None:
             report["judge"] = judged
         failing = [c["name"] for c in report["checks"] if not c["ok"]]

@@ -39,6 +39,7 @@ from catalog.search import catalog_dedup_filter
 from catalog.store import Catalog
 from catalog.vectors import DedupFilter
 from synth.pipeline import FINAL, SKIPPED, Context, build_graph
+from verifier.gate_settings import SYNTHESIS
 
 __all__ = ["RunConfig", "synthesize", "RunError", "runs_dir"]
 
@@ -60,8 +61,8 @@ class RunConfig:
     catalog: str = ""
     run_id: str = ""
     max_proposals: int = 0
-    gate_examples: int = 8
-    gate_effort: float = 0.05
+    gate_examples: int = SYNTHESIS.examples
+    gate_effort: float = SYNTHESIS.effort
     domain_order: list[str] = field(default_factory=list)
     judge_model: str | None = None
     base_url: str | None = None  # this session's server for the model (the embedded one is started per session)

@@ -5,6 +5,9 @@ Operators (libcst, one change per mutant): negate a guard, drop a guard, flip a 
 write, swap + and - in a written value, write the wrong field, swap two guards' error messages.
 The mutation score is the share of mutants the gate rejects; false alarms count clean envs it
 rejects. Survivors are listed so they can be studied.
+
+The gate runs with the mutation effort preset (verifier/gate_settings.py) and stops a mutant's
+run at its first critical failure, since the verdict cannot change.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import random
 import shutil
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -21,6 +24,7 @@ import libcst as cst
 
 from catalog.store import EnvHandle, read_env
 from verifier.gate import verify_env
+from verifier.gate_settings import MUTATION
 from verifier.sandbox import SandboxPool
 
 OPERATORS = ("negate_guard", "drop_guard", "flip_comparison", "off_by_one", "drop_write", "duplicate_write",
@@ -278,10 +282,29 @@ def select_mutants(handles: list[EnvHandle], count: int, seed: int = 0) -> list[
     return chosen
 
 
+@dataclass(frozen=True)
+class MutationReport:
+    """The gate's mutation score on planted bugs, its false alarms on the clean envs, and the survivors."""
+
+    mutants: int
+    killed: int
+    survived: int
+    mutation_score: float
+    false_alarms: int
+    false_alarm_envs: list[str]
+    by_operator: dict[str, dict[str, int]]  # operator -> {"mutants": n, "killed": k}
+    first_failed_check: dict[str, int]  # the check that killed each killed mutant first, by count
+    survivors: list[dict[str, Any]]  # env, operator, line, change
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def mutation_test(handles: list[EnvHandle], count: int, pool: SandboxPool, *, seed: int = 0,
-                  examples: int = 40) -> dict[str, Any]:
+                  examples: int = MUTATION.examples) -> MutationReport:
     """Run the gate on `count` mutants of known-good envs and on the clean envs themselves."""
-    false_alarms = [h.id for h in handles if not verify_env(h, pool, examples=examples, seed=seed)["passed"]]
+    false_alarms = [h.id for h in handles
+                    if not verify_env(h, pool, examples=examples, seed=seed, effort=MUTATION.effort).passed]
     results = []
     with tempfile.TemporaryDirectory(prefix="envforge-mutants-") as scratch:
         for index, mutant in enumerate(select_mutants(handles, count, seed)):
@@ -289,9 +312,9 @@ def mutation_test(handles: list[EnvHandle], count: int, pool: SandboxPool, *, se
             folder = Path(scratch) / f"{index:04d}" / mutant.env_id
             shutil.copytree(source_dir, folder)
             (folder / "env.py").write_text(mutant.source, encoding="utf-8")
-            report = verify_env(read_env(folder), pool, examples=examples, seed=seed, stop_early=True)
-            killers = [c["name"] for c in report["checks"] if not c["ok"]]
-            results.append((mutant, not report["passed"], killers))
+            report = verify_env(read_env(folder), pool, examples=examples, seed=seed, effort=MUTATION.effort,
+                                stop_early=True)
+            results.append((mutant, not report.passed, report.failing))
             shutil.rmtree(folder.parent, ignore_errors=True)
     killed = [r for r in results if r[1]]
     survivors = [{"env": m.env_id, "operator": m.operator, "line": m.line, "change": m.description}
@@ -302,9 +325,18 @@ def mutation_test(handles: list[EnvHandle], count: int, pool: SandboxPool, *, se
         entry["mutants"] += 1
         entry["killed"] += int(was_killed)
     killed_by = Counter(killers[0] for _, was_killed, killers in results if was_killed and killers)
-    return {
-        "mutants": len(results), "killed": len(killed), "survived": len(survivors),
-        "mutation_score": round(len(killed) / len(results), 4) if results else 0.0,
-        "false_alarms": len(false_alarms), "false_alarm_envs": false_alarms,
-        "by_operator": by_operator, "first_failed_check": dict(killed_by.most_common()), "survivors": survivors,
-    }
+    return MutationReport(
+        mutants=len(results), killed=len(killed), survived=len(survivors),
+        mutation_score=round(len(killed) / len(results), 4) if results else 0.0,
+        false_alarms=len(false_alarms), false_alarm_envs=false_alarms,
+        by_operator=by_operator, first_failed_check=dict(killed_by.most_common()), survivors=survivors)
+
+
+def render_mutation_report(report: MutationReport) -> str:
+    """The report as `verify mutants` prints it: the score, per operator, then each survivor."""
+    lines = [f"mutants {report.mutants}: killed {report.killed}, survived {report.survived}, "
+             f"mutation score {100 * report.mutation_score:.1f}%, false alarms {report.false_alarms}"]
+    lines += [f"  {operator:<16} {counts['killed']:>3}/{counts['mutants']:<3}"
+              for operator, counts in report.by_operator.items()]
+    lines += [f"  survived: {s['env']} line {s['line']}: {s['change']} ({s['operator']})" for s in report.survivors]
+    return "\n".join(lines)

@@ -57,7 +57,7 @@ from verifier._spec_worker import extract
 from verifier.audit_results import RESULTS_FILE, is_wrong, load_results
 from verifier.compositions import BUCKETS, Composition, CompositionError
 from verifier.export_report import BucketReport, ExportReport, render_export_report
-from verifier.sandbox import Job, JobResult, SandboxPool
+from verifier.sandbox import DEFAULT_TIMEOUT, Job, JobResult, SandboxPool
 
 __all__ = ["BUCKETS", "Composition", "CompositionError", "ExportResult", "export_samples",
            "export_failures", "render_export_report", "ExportReport", "ProgressFn"]
@@ -648,7 +648,7 @@ class _Exporter:
 
 def export_samples(catalog: Catalog, composition: Composition, *, seed: int = 0, workers: int = 2,
                    env_ids: list[str] | None = None, progress: ProgressFn | None = None,
-                   timeout: float = 5.0) -> ExportResult:
+                   timeout: float = DEFAULT_TIMEOUT) -> ExportResult:
     """Search catalog envs for verified samples filling `composition` (deterministic for a seed).
 
     `env_ids` restricts the search (unknown ids raise CatalogError); `workers` sandbox workers run

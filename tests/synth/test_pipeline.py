@@ -44,7 +44,7 @@ def test_small_run_registers_verified_envs_with_a_report(tmp_path):
             assert handle.manifest.provenance.backend == "synth:procedural"
             assert handle.tasks()
             verdict = verify_env(handle, pool, examples=25, effort=0.3)
-            assert verdict["passed"], verdict
+            assert verdict.passed, verdict
 
 
 def test_same_seed_same_envs(tmp_path):

@@ -22,17 +22,16 @@ def pool():
 @pytest.mark.parametrize("env_id", REFERENCE_IDS)
 def test_reference_envs_pass_with_no_false_alarm(env_id, reference, pool):
     report = verify_env(reference.get(env_id), pool, examples=60)
-    failed = [c for c in report["checks"] if not c["ok"]]
-    assert failed == [] and report["score"] == 1.0 and report["passed"]
-    assert report["plan"] == "present (captured from reviewed code)"
-    names = [c["name"] for c in report["checks"]]
+    assert report.failing == [] and report.score == 1.0 and report.passed
+    assert report.plan == "present (captured from reviewed code)"
+    names = [c.name for c in report.checks]
     assert "code_matches_plan_statically" in names and "code_agrees_with_plan" in names
 
 
 def test_each_planted_bug_is_caught_with_a_minimal_counterexample(pool):
     report = verify_env(read_env(BUGGY), pool, examples=120)
-    checks = {c["name"]: c for c in report["checks"]}
-    assert not report["passed"] and report["plan"] == "none: generic properties only"
+    checks = {c["name"]: c for c in report.to_dict()["checks"]}
+    assert not report.passed and report.plan == "none: generic properties only"
     expected = {
         "no_crash_on_typed_input": ("shout", {"name": ""}),
         "read_tools_write_nothing": ("peek", None),

@@ -54,6 +54,7 @@ def test_every_operator_makes_valid_mutants(reference):
 def test_mutation_testing_kills_planted_bugs_without_false_alarms(reference):
     with SandboxPool(2, timeout=5.0) as pool:
         report = mutation_test([reference.get("store")], 9, pool, examples=20)
-    assert report["mutants"] == 9 and report["false_alarms"] == 0
-    assert report["killed"] + report["survived"] == 9 and report["mutation_score"] >= 0.75
-    assert all({"env", "operator", "line", "change"} <= s.keys() for s in report["survivors"])
+    assert report.mutants == 9 and report.false_alarms == 0
+    assert report.killed + report.survived == 9 and report.mutation_score >= 0.75
+    assert all({"env", "operator", "line", "change"} <= s.keys() for s in report.survivors)
+    assert report.to_dict()["mutants"] == 9

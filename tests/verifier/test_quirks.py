@@ -48,7 +48,7 @@ def reports(tmp_path_factory, pool):
             exceptions=list(handle.manifest.failure_exceptions), error_prefixes=prefixes)})
         (handle.path / "env.json").write_text(json.dumps(manifest.model_dump(mode="json"), indent=1), encoding="utf-8")
         report = verify_env(catalog.get(handle.id), pool, examples=40, effort=0.2)
-        out[name] = {c["name"]: c for c in report["checks"]}
+        out[name] = {c["name"]: c for c in report.to_dict()["checks"]}
     return out
 
 
@@ -124,7 +124,7 @@ def test_undeclared_error_strings_are_reported(tmp_path, pool):
     from verifier.properties import PropertySuite
 
     suite = PropertySuite(catalog.get("pantry"), spec_of(catalog.get("pantry")), pool, examples=30)
-    check = suite.check_error_results()
+    check = suite.errors_signalled_as_failures()
     assert not check.ok and check.counterexample is not None
     assert "declare the env's error prefix" in check.detail and check.detail.split(" returned ")[1].startswith("'Error:")
 
