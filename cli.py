@@ -12,17 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from catalog.delta import DeltaOp
+from catalog.errors import EnvforgeError
 from catalog.jsonable import canonical_json
-from catalog.runtime import EnvLoadError, StateError
-from catalog.store import ENV_VAR, Catalog, CatalogError, EnvExists
-from catalog.tasks import CheckError
-from verifier.isolation import IsolationUnavailable, set_default_isolation
+from catalog.store import ENV_VAR, Catalog, EnvExists
+from verifier.isolation import set_default_isolation
 
 if TYPE_CHECKING:
     from constraints.spec import ConstraintSpec
 
 
-class UserError(Exception):
+class UserError(EnvforgeError):
     """An error caused by input; printed without a traceback, exit status 1."""
 
 
@@ -922,7 +921,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EnvExists as exc:  # only `import` writes without replacing: name its flag, not the Python keyword
         return _bad_input(f"env {exc.env_id!r} already exists in {exc.root}: pass --replace to overwrite it, or "
                           f"--id to import it under another id")
-    except (UserError, CatalogError, StateError, EnvLoadError, CheckError, IsolationUnavailable) as exc:
+    except EnvforgeError as exc:  # every error a user can fix: one line, exit status 1
         return _bad_input(str(exc))
     except BrokenPipeError:
         return 0

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, get_args
 
+from catalog.errors import EnvforgeError
 from catalog.models import Convention
 
 __all__ = ["CONVENTIONS", "ConventionError", "Detected", "detect", "env_class", "SCHEMA_ATTR"]
@@ -39,7 +40,7 @@ _PLAIN_DECORATORS = {"staticmethod", "classmethod", "property", "abstractmethod"
 _DB_ATTR = "_envforge_db"
 
 
-class ConventionError(ValueError):
+class ConventionError(ValueError, EnvforgeError):
     """Code does not follow the convention asked for (or none); the message says what was found."""
 
 

@@ -38,6 +38,7 @@ from sqlmodel import Session, SQLModel
 from catalog import _sqlstate, _tracking, codec
 from catalog.argcheck import Form, compile_annotation, form_problem
 from catalog.envkit import Env, EnvMeta, ToolError
+from catalog.errors import EnvforgeError
 from catalog.jsonable import canonical_json, to_jsonable
 from catalog.models import Action, Convention, FailureConvention, Outcome, StepResult, ToolDescriptor
 from catalog.toolschema import describe_tool
@@ -48,7 +49,7 @@ __all__ = ["Runtime", "SqlRuntime", "ClassRuntime", "StateTemplate", "StateError
 StateError = _sqlstate.StateError
 
 
-class EnvLoadError(RuntimeError):
+class EnvLoadError(RuntimeError, EnvforgeError):
     """An environment module cannot be loaded or does not follow a known convention."""
 
 

@@ -35,14 +35,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catalog.errors import EnvforgeError
 from catalog.store import Catalog
-from catalog.vectors import DedupFilter
+from catalog.vectors import DEDUP_THRESHOLD, DedupFilter
 from synth.pipeline import FINAL, SKIPPED, Context, build_graph
 
 __all__ = ["RunConfig", "synthesize", "RunError", "runs_dir"]
 
 
-class RunError(RuntimeError):
+class RunError(RuntimeError, EnvforgeError):
     """A run cannot start or resume (unknown run id, mismatched options)."""
 
 
@@ -250,7 +251,7 @@ def _prepare(config: RunConfig, resume: str | None) -> tuple[RunConfig, Path]:
 
 def _dedup_filter(catalog: Catalog, slots: dict[int, dict[str, Any]], run_id: str) -> DedupFilter:
     """Topics already taken: every catalog env's (other runs and reference), and this run's accepted ones."""
-    dedup = DedupFilter(threshold=0.85)
+    dedup = DedupFilter(threshold=DEDUP_THRESHOLD)
     summaries, _ = catalog.list()
     accepted = [s for s in slots.values() if s["status"] not in SKIPPED and s["topic"]]
     ours = {s["env_id"] for s in accepted}

@@ -47,6 +47,7 @@ from typing import Any
 
 from catalog.bench import BenchItem, SimResult, Simulator
 from catalog.delta import DeltaOp
+from catalog.errors import EnvforgeError
 from catalog.jsonable import canonical_json, to_jsonable
 from verifier.metrics import (
     DeltaFormatError,
@@ -103,7 +104,7 @@ ENVSIMBENCH_PUBLISHED: dict[str, Any] = {
 ProgressFn = Callable[[int, int, "dict[str, Any] | None"], None]
 
 
-class AuditError(RuntimeError):
+class AuditError(RuntimeError, EnvforgeError):
     """The audit cannot run as asked (folder in use, or holding another simulator's results)."""
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.calls import Call, as_call
+from catalog.errors import EnvforgeError
 from catalog.models import Outcome, StepResult
 from catalog.runtime import StateError
 from catalog.store import Catalog, CatalogError, EnvHandle
@@ -25,7 +26,7 @@ from verifier.session import SandboxRuntime, open_runtime
 __all__ = ["ReplayError", "ReplayStep", "ReplayResult", "replay", "resolve_state"]
 
 
-class ReplayError(Exception):
+class ReplayError(EnvforgeError):
     """The replay could not start or go on (the env would not reset, the sandbox could not restore it).
 
     `partial` holds the steps recorded before that, so nothing already run is lost.

@@ -41,6 +41,7 @@ from typing import Any
 
 from catalog.bench import BenchItem, item_id
 from catalog.delta import DeltaConflict, DeltaOp, apply_delta, diff
+from catalog.errors import EnvforgeError
 from catalog.jsonable import canonical_json, json_equal
 from catalog.models import Action, Outcome, Strata
 from catalog.store import Catalog, CatalogError, EnvHandle
@@ -87,7 +88,7 @@ def bucket_of(outcome: str, delta_size: int, arg_count: int) -> str | None:
 
 
 # --- compositions -----------------------------------------------------------------------------------
-class CompositionError(ValueError):
+class CompositionError(ValueError, EnvforgeError):
     """A composition cannot be built as asked (unknown name or bucket, bad counts)."""
 
 
