@@ -15,6 +15,8 @@ from catalog.delta import DeltaOp
 from catalog.errors import EnvforgeError
 from catalog.jsonable import canonical_json
 from catalog.store import ENV_VAR, Catalog, EnvExists
+from synth.backends import backend_help, backend_names
+from synth.simulators import simulator_help
 from verifier.isolation import set_default_isolation
 
 if TYPE_CHECKING:
@@ -430,30 +432,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_synthesize(args: argparse.Namespace) -> int:
-    from synth.run import RunConfig, RunError, synthesize
+    from synth.backends import backend_for
+    from synth.run import synthesize
+    from synth.run_config import RunConfig, read_run_config, resolve_models
 
     if args.resume is None and args.n is None:
         raise UserError("give --n N (how many envs to register), or --resume RUN_ID")
-    if args.backend == "llm" and not args.model and args.resume is None:
-        raise UserError("--backend llm needs --model NAME; `python cli.py models` lists them")
-    if args.model and args.backend == "procedural":
-        args.backend = "llm"
     root = str(_catalog(args, write=True).root)
-    config = RunConfig(n=args.n or 0, backend=args.backend, model=args.model, mode=args.mode, seed=args.seed,
-                       workers=args.workers, catalog=root, judge_model=args.judge_model)
-    if args.model or args.judge_model:
-        from synth.llm import UnknownModel, load_registry
-
-        try:
-            for name in filter(None, (args.model, args.judge_model)):
-                load_registry()[name]
-        except UnknownModel as exc:
-            raise UserError(str(exc)) from exc
+    config = RunConfig(n=args.n or 0, backend=backend_for(args.backend, args.model), model=args.model,
+                       mode=args.mode, seed=args.seed, workers=args.workers, catalog=root,
+                       judge_model=args.judge_model)
+    models = resolve_models(read_run_config(Path(root), args.resume) if args.resume else config)  # names, once
     try:
         report = synthesize(config, resume=args.resume, progress=None if not args.json else False,
-                            report_dir=Path(args.report) if args.report else None)
-    except RunError as exc:
-        raise UserError(str(exc)) from exc
+                            report_dir=Path(args.report) if args.report else None, models=models)
     except KeyboardInterrupt as exc:
         if not exc.args:  # before the driver started (e.g. waiting for the catalog lock): no slot ran
             print("\ninterrupted before any env was registered", file=sys.stderr)
@@ -540,6 +532,7 @@ def _default_bench(args: argparse.Namespace) -> Path:
 def cmd_audit_sim(args: argparse.Namespace) -> int:
     from synth.llm import EndpointUnreachable, UnknownModel
     from synth.simulation import open_simulator
+    from synth.simulators import audit_label
     from verifier.audit import AuditAborted, AuditError, run_audit
 
     bench = Path(args.bench) if args.bench else _default_bench(args)
@@ -549,7 +542,7 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
     items = _load_bench(bench)
     digest = hashlib.sha256(bench.read_bytes()).hexdigest()[:8]
     out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".audits" / (
-        f"{args.model}-{'spec' if args.model == 'spec' else args.mode}-{bench.stem}-{digest}")
+        f"{audit_label(args.model, args.mode)}-{bench.stem}-{digest}")
     bar = sys.stderr.isatty() and not args.json
 
     def progress(done: int, total: int, record: dict[str, Any] | None) -> None:
@@ -821,8 +814,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "Runs are checkpointed in SQLite: Ctrl-C (or a crash) leaves a run that --resume continues. "
                     "Exit status 1 if fewer than N could be registered.")
     synth.add_argument("--n", type=_POSITIVE, help="how many envs to register")
-    synth.add_argument("--backend", choices=("procedural", "llm"), default="procedural",
-                       help="procedural (no model, the default) or llm (needs --model)")
+    synth.add_argument("--backend", choices=backend_names(), default=backend_names()[0],
+                       help=f"generator backend (default: {backend_names()[0]}): {backend_help()}")
     synth.add_argument("--model", metavar="NAME", help="registry model for the llm backend, e.g. smollm2-135m")
     synth.add_argument("--mode", choices=("blueprint", "code"), default="blueprint",
                        help="llm backend: the model fills the blueprint (default) or writes the tool code")
@@ -851,8 +844,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "stratum, with tokens, cost and latency. Results are appended to results.jsonl as they "
                     "arrive; rerunning the same command resumes without asking finished samples again.")
     audit.add_argument("--model", required=True, metavar="NAME",
-                       help="`spec` (the spec-only simulator) or a registry model (python cli.py models), e.g. "
-                            "local-4b or smollm2-135m")
+                       help=f"the simulator: {simulator_help()}")
     audit.add_argument("--mode", choices=("plain", "constrained"), default="plain",
                        help="plain: EnvSimBench-style prompt (code + full state); constrained: doc, tool source, "
                             "constraint spec and the state slice it reads, validated against the spec")

@@ -47,9 +47,14 @@ class Usage:
 class Generator(Protocol):
     """What the graph asks of a backend, stage by stage (see the module docstring)."""
 
-    name: str
-    model: str | None
-    can_correct: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def can_correct(self) -> bool: ...
 
     def topic(self, slot: int, seed: int) -> tuple[dict[str, Any], Usage]: ...
 

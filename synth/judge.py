@@ -18,7 +18,7 @@ from catalog.models import Action
 from catalog.store import EnvHandle
 from constraints.completeness import candidates
 from constraints.spec import Param
-from synth.llm import LLMClient, LLMError, load_registry
+from synth.llm import LLMClient, LLMError, ModelSpec
 from verifier.sandbox import Job, SandboxPool
 
 __all__ = ["RuleJudge", "JUDGE_TOLERANCE"]
@@ -38,10 +38,10 @@ def _records_named(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str
 class RuleJudge:
     """Probes an env's tools and asks a model to predict each outcome from the rules alone."""
 
-    def __init__(self, model: str, *, base_url: str | None = None, probes_per_tool: int = 2, seed: int = 0,
+    def __init__(self, spec: ModelSpec, *, base_url: str | None = None, probes_per_tool: int = 2, seed: int = 0,
                  client: LLMClient | None = None) -> None:
-        self.model, self.probes_per_tool, self.seed = model, probes_per_tool, seed
-        spec = load_registry()[model]
+        """`spec` is the resolved registry entry; `base_url` where this session reaches it."""
+        self.model, self.probes_per_tool, self.seed = spec.name, probes_per_tool, seed
         self.client = client or LLMClient(spec, base_url=base_url or None)
 
     def probes(self, handle: EnvHandle, state: dict[str, Any]) -> list[Action]:
