@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.store import Catalog
-from synth.pipeline import STAGES
+from synth.slot import STAGES
 
 __all__ = ["write_report", "build_report"]
 

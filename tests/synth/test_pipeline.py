@@ -114,7 +114,7 @@ def test_ctrl_c_exits_130_with_the_resume_command_and_resume_completes(tmp_path)
 def test_a_slot_rewrites_only_the_env_it_wrote_and_never_a_hand_edit(tmp_path):
     """The register step's guard: resume may redo its own write; other writers' and edited envs are kept."""
     from catalog.models import Provenance
-    from synth.pipeline import _taken
+    from synth.nodes import _taken
 
     store = Catalog("/nonexistent-envforge-catalog").get("store")
     manifest = store.manifest.model_copy(update={"id": "shop", "provenance": Provenance(
