@@ -433,8 +433,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_synthesize(args: argparse.Namespace) -> int:
     from synth.backends import backend_for
+    from synth.report import render_skipped, render_summary
     from synth.run import synthesize
-    from synth.run_config import RunConfig, read_run_config, resolve_models
+    from synth.run_config import RunConfig, read_run_config, resolve_models, runs_dir
 
     if args.resume is None and args.n is None:
         raise UserError("give --n N (how many envs to register), or --resume RUN_ID")
@@ -453,44 +454,25 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
         print(f"\ninterrupted; finished envs are kept. Continue with: python cli.py synthesize --resume {exc.args[0]}"
               + (f" --catalog {root}" if args.catalog else ""), file=sys.stderr)
         return 130
-    skipped = [s["env_id"] for s in report["skipped_existing"]]
-    if skipped:
-        print(f"kept {len(skipped)} env(s) the catalog already had, not replaced (not written by this run, or "
-              f"edited by hand): {', '.join(skipped[:10])}" + (f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""),
-              file=sys.stderr)
+    note = render_skipped(report)
+    if note:
+        print(note, file=sys.stderr)
     if args.json:
-        _print_json(report)
+        _print_json(report.to_dict())
     else:
-        where = Path(args.report) if args.report else Path(root) / ".runs" / report["run_id"]
-        print(f"run {report['run_id']}: {report['registered']}/{report['requested']} registered "
-              f"({report['proposed']} proposed, {report['deduplicated']} duplicates, {report['existing']} existing ids "
-              f"skipped, {report['rejected']} rejected, "
-              f"{report['failed']} failed; yield {report['yield']:.1%}) in {report['wall_s']} s; "
-              f"tokens {report['tokens_in']} in / {report['tokens_out']} out, {report['cost_usd']:.4f} USD")
-        print(f"report: {where / 'report.md'} (+ report.json, {', '.join(report['plots'])})")
-    return 0 if report["registered"] == report["requested"] else 1
+        print(render_summary(report, Path(args.report) if args.report else runs_dir(Path(root)) / report.run_id))
+    return 0 if report.registered == report.requested else 1
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from synth.llm import RegistryError, load_registry, probe
+    from synth.llm import load_registry
+    from synth.llm.table import model_rows, render_models
 
-    try:
-        registry = load_registry()
-    except RegistryError as exc:
-        raise UserError(str(exc)) from exc
-    rows = []
-    for spec in registry.values():
-        found = probe(spec, registry=registry, timeout=args.timeout) if not args.no_probe else {}
-        rows.append({"name": spec.name, "base_url": spec.base_url or "(embedded)", "model": spec.model,
-                     "price_in_per_m": spec.price_in, "price_out_per_m": spec.price_out, "json_schema": spec.json_schema,
-                     "reachable": found.get("reachable"), "detail": found.get("detail", "")})
+    rows = model_rows(load_registry(), probe_endpoints=not args.no_probe, timeout=args.timeout)
     if args.json:
-        _print_json(rows)
-        return 0
-    for row in rows:
-        state = "-" if row["reachable"] is None else ("up" if row["reachable"] else "down")
-        print(f"{row['name']:<16} {state:<5} {row['base_url']:<34} in ${row['price_in_per_m']}/M out "
-              f"${row['price_out_per_m']}/M json_schema={row['json_schema']}  {row['detail']}")
+        _print_json([row.to_dict() for row in rows])
+    elif rows:
+        print(render_models(rows))
     return 0
 
 

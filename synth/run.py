@@ -38,6 +38,7 @@ from typing import Any
 from catalog.store import Catalog
 from catalog.vectors import DEDUP_THRESHOLD, DedupFilter
 from synth.pipeline import FINAL, SKIPPED, Context, build_graph
+from synth.report import SynthesisReport, write_report
 from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, resolve_models, runs_dir
 
 __all__ = ["RunConfig", "RunError", "RunModels", "runs_dir", "synthesize"]
@@ -236,7 +237,7 @@ def _dedup_filter(catalog: Catalog, slots: dict[int, dict[str, Any]], run_id: st
 
 
 def synthesize(config: RunConfig, *, resume: str | None = None, progress: bool | None = None,
-               report_dir: Path | None = None, models: RunModels | None = None) -> dict[str, Any]:
+               report_dir: Path | None = None, models: RunModels | None = None) -> SynthesisReport:
     """Run (or resume) synthesis; returns the run report (also written as JSON, Markdown and PNG).
 
     `models` are the run's models resolved from the registry (the CLI resolves them once); when
@@ -248,7 +249,7 @@ def synthesize(config: RunConfig, *, resume: str | None = None, progress: bool |
 
 
 def _locked(config: RunConfig, resume: str | None, progress: bool | None, report_dir: Path | None,
-            models: RunModels | None) -> dict[str, Any]:
+            models: RunModels | None) -> SynthesisReport:
     """The run under the catalog's writer lock: one run at a time registers into a catalog, so counts stay true."""
     started = time.monotonic()
     if models is None:  # before the run folder is made: an unknown model leaves nothing behind
@@ -270,9 +271,7 @@ def _reach(end: Endpoint | None, servers: contextlib.ExitStack, seed: int) -> En
 
 
 def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, progress: bool | None,
-           report_dir: Path | None) -> dict[str, Any]:
-    from synth.report import write_report
-
+           report_dir: Path | None) -> SynthesisReport:
     db = _db(run_dir / "run.sqlite")
     slots = _slots(db)
     catalog = Catalog(config.catalog)
