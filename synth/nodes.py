@@ -55,8 +55,8 @@ def dedup(state: SlotState, ctx: Context) -> dict[str, Any]:
     else:
         accepted, nearest, similarity = ctx.dedup.accept(state["env_id"], topic["topic"])
     update: dict[str, Any] = {"stages": record_stage(state, "dedup", ok=bool(accepted),
-                                                seconds=time.monotonic() - started,
-                                                detail=f"nearest {nearest} at {similarity:.3f}")}
+                                                     seconds=time.monotonic() - started,
+                                                     detail=f"nearest {nearest} at {similarity:.3f}")}
     if not accepted:
         update.update(status="deduplicated", reason=f"topic too close to {nearest} (cosine {similarity:.3f})")
     return update
@@ -71,7 +71,7 @@ def plan(state: SlotState, ctx: Context) -> dict[str, Any]:
     except Exception as exc:  # an LLM blueprint can be inconsistent: reject with the reason
         return {"status": "rejected", "reason": f"plan: {type(exc).__name__}: {exc}"[:400],
                 "stages": record_stage(state, "plan", ok=False, seconds=time.monotonic() - started,
-                                  usage=Usage.of(getattr(exc, "record", None), str(exc)), detail=str(exc))}
+                                       usage=Usage.of(getattr(exc, "record", None), str(exc)), detail=str(exc))}
     return {"blueprint": bp.model_dump(mode="json"), "plan": plan_obj.model_dump(mode="json"),
             "env_id": bp.env_id,
             "stages": record_stage(state, "plan", ok=True, seconds=time.monotonic() - started, usage=usage)}
@@ -82,7 +82,7 @@ def schema(state: SlotState, ctx: Context) -> dict[str, Any]:
     started = time.monotonic()
     source, usage = ctx.generator.schema(Blueprint.model_validate(state["blueprint"]))
     return {"schema": source, "stages": record_stage(state, "schema", ok=True, seconds=time.monotonic() - started,
-                                                usage=usage)}
+                                                     usage=usage)}
 
 
 def code(state: SlotState, ctx: Context) -> dict[str, Any]:
@@ -97,7 +97,7 @@ def code(state: SlotState, ctx: Context) -> dict[str, Any]:
     return {"code": source, "attempts": state.get("attempts", 0) + 1,
             "problems": [detail] if not ok else [],
             "stages": record_stage(state, "code", ok=ok, seconds=time.monotonic() - started, usage=usage,
-                              detail=detail)}
+                                   detail=detail)}
 
 
 def static_check(state: SlotState, ctx: Context) -> dict[str, Any]:
@@ -109,7 +109,7 @@ def static_check(state: SlotState, ctx: Context) -> dict[str, Any]:
         problems = _static_problems(ctx, state, source)
     return {"problems": problems, "feedback": problems,
             "stages": record_stage(state, "static_check", ok=not problems, seconds=time.monotonic() - started,
-                              detail="; ".join(problems))}
+                                   detail="; ".join(problems))}
 
 
 def states(state: SlotState, ctx: Context) -> dict[str, Any]:
@@ -125,7 +125,7 @@ def execute(state: SlotState, ctx: Context) -> dict[str, Any]:
     problems = _smoke(ctx, state)
     return {"problems": problems, "feedback": problems,
             "stages": record_stage(state, "execute", ok=not problems, seconds=time.monotonic() - started,
-                              detail="; ".join(problems))}
+                                   detail="; ".join(problems))}
 
 
 def tasks(state: SlotState, ctx: Context) -> dict[str, Any]:
@@ -137,7 +137,7 @@ def tasks(state: SlotState, ctx: Context) -> dict[str, Any]:
     update: dict[str, Any] = {"tasks": [t.model_dump(mode="json") for t in made],
                               "delta_sizes": write_delta_sizes(bp, plan_obj, state["states"]["default"]),
                               "stages": record_stage(state, "tasks", ok=bool(made), seconds=time.monotonic() - started,
-                                                detail=f"{len(made)} tasks")}
+                                                     detail=f"{len(made)} tasks")}
     if not made:
         update.update(status="rejected", reason="tasks: no task found whose check the initial state fails")
     return update
@@ -164,7 +164,7 @@ def gate(state: SlotState, ctx: Context) -> dict[str, Any]:
                                                               "seconds") if k in report} | (
         {"judge": report["judge"]} if "judge" in report else {}),
         "stages": record_stage(state, "gate", ok=report["passed"], seconds=time.monotonic() - started, usage=usage,
-                          detail=", ".join(failing))}
+                               detail=", ".join(failing))}
     if not report["passed"]:
         update.update(status="rejected", reason=f"gate: score {report['score']}, failing {failing}")
     return update
@@ -179,7 +179,7 @@ def register(state: SlotState, ctx: Context) -> dict[str, Any]:
     shutil.rmtree(ctx.run_dir / "staging" / state["env_id"], ignore_errors=True)
     return {"status": "existing" if taken else "registered", "reason": taken or "",
             "stages": record_stage(state, "register", ok=not taken, seconds=time.monotonic() - started,
-                              detail=taken or "")}
+                                   detail=taken or "")}
 
 
 def reject(state: SlotState) -> dict[str, Any]:

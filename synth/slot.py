@@ -80,7 +80,7 @@ class Context:
 
 
 def record_stage(state: SlotState, stage: str, *, ok: bool, seconds: float, usage: Usage | None = None,
-            detail: str = "") -> dict[str, dict[str, Any]]:
+                 detail: str = "") -> dict[str, dict[str, Any]]:
     """The slot's `stages` with this attempt of `stage` added (a node returns it; state is never mutated)."""
     stages = {k: dict(v) for k, v in (state.get("stages") or {}).items()}
     entry = stages.setdefault(stage, {"attempts": 0, "first_ok": None, "ok": False, "seconds": 0.0,
