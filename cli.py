@@ -12,16 +12,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from catalog.errors import EnvforgeError
 from catalog.jsonable import pretty_json
-from catalog.runtime import EnvLoadError, StateError
-from catalog.store import ENV_VAR, Catalog, CatalogError, EnvExists
-from catalog.tasks import CheckError
+from catalog.store import ENV_VAR, Catalog, EnvExists
+from synth.backends import backend_help, backend_names
+from synth.simulators import simulator_help
 from verifier.gate_settings import GATE, MUTATION, VERIFY, GateEffort
-from verifier.isolation import IsolationUnavailable, set_default_isolation
+from verifier.isolation import set_default_isolation
 from verifier.sandbox import DEFAULT_TIMEOUT
 
 
-class UserError(Exception):
+class UserError(EnvforgeError):
     """An error caused by input; printed without a traceback, exit status 1."""
 
 
@@ -303,30 +304,21 @@ def cmd_verify_write_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_synthesize(args: argparse.Namespace) -> int:
-    from synth.run import RunConfig, RunError, synthesize
+    from synth.backends import backend_for
+    from synth.report import render_skipped, render_summary
+    from synth.run import resolve_models, synthesize
+    from synth.run_config import RunConfig, read_run_config, runs_dir
 
     if args.resume is None and args.n is None:
         raise UserError("give --n N (how many envs to register), or --resume RUN_ID")
-    if args.backend == "llm" and not args.model and args.resume is None:
-        raise UserError("--backend llm needs --model NAME; `python cli.py models` lists them")
-    if args.model and args.backend == "procedural":
-        args.backend = "llm"
     root = str(_catalog(args, write=True).root)
-    config = RunConfig(n=args.n or 0, backend=args.backend, model=args.model, mode=args.mode, seed=args.seed,
-                       workers=args.workers, catalog=root, judge_model=args.judge_model)
-    if args.model or args.judge_model:
-        from synth.llm import UnknownModel, load_registry
-
-        try:
-            for name in filter(None, (args.model, args.judge_model)):
-                load_registry()[name]
-        except UnknownModel as exc:
-            raise UserError(str(exc)) from exc
+    config = RunConfig(n=args.n or 0, backend=backend_for(args.backend, args.model), model=args.model,
+                       mode=args.mode, seed=args.seed, workers=args.workers, catalog=root,
+                       judge_model=args.judge_model)
+    models = resolve_models(read_run_config(Path(root), args.resume) if args.resume else config)  # names, once
     try:
         report = synthesize(config, resume=args.resume, progress=None if not args.json else False,
-                            report_dir=Path(args.report) if args.report else None)
-    except RunError as exc:
-        raise UserError(str(exc)) from exc
+                            report_dir=Path(args.report) if args.report else None, models=models)
     except KeyboardInterrupt as exc:
         if not exc.args:  # before the driver started (e.g. waiting for the catalog lock): no slot ran
             print("\ninterrupted before any env was registered", file=sys.stderr)
@@ -334,44 +326,25 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
         print(f"\ninterrupted; finished envs are kept. Continue with: python cli.py synthesize --resume {exc.args[0]}"
               + (f" --catalog {root}" if args.catalog else ""), file=sys.stderr)
         return 130
-    skipped = [s["env_id"] for s in report["skipped_existing"]]
-    if skipped:
-        print(f"kept {len(skipped)} env(s) the catalog already had, not replaced (not written by this run, or "
-              f"edited by hand): {', '.join(skipped[:10])}" + (f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""),
-              file=sys.stderr)
+    note = render_skipped(report)
+    if note:
+        print(note, file=sys.stderr)
     if args.json:
-        _print_json(report)
+        _print_json(report.to_dict())
     else:
-        where = Path(args.report) if args.report else Path(root) / ".runs" / report["run_id"]
-        print(f"run {report['run_id']}: {report['registered']}/{report['requested']} registered "
-              f"({report['proposed']} proposed, {report['deduplicated']} duplicates, {report['existing']} existing ids "
-              f"skipped, {report['rejected']} rejected, "
-              f"{report['failed']} failed; yield {report['yield']:.1%}) in {report['wall_s']} s; "
-              f"tokens {report['tokens_in']} in / {report['tokens_out']} out, {report['cost_usd']:.4f} USD")
-        print(f"report: {where / 'report.md'} (+ report.json, {', '.join(report['plots'])})")
-    return 0 if report["registered"] == report["requested"] else 1
+        print(render_summary(report, Path(args.report) if args.report else runs_dir(Path(root)) / report.run_id))
+    return 0 if report.registered == report.requested else 1
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from synth.llm import RegistryError, load_registry, probe
+    from synth.llm import load_registry
+    from synth.llm.table import model_rows, render_models
 
-    try:
-        registry = load_registry()
-    except RegistryError as exc:
-        raise UserError(str(exc)) from exc
-    rows = []
-    for spec in registry.values():
-        found = probe(spec, registry=registry, timeout=args.timeout) if not args.no_probe else {}
-        rows.append({"name": spec.name, "base_url": spec.base_url or "(embedded)", "model": spec.model,
-                     "price_in_per_m": spec.price_in, "price_out_per_m": spec.price_out, "json_schema": spec.json_schema,
-                     "reachable": found.get("reachable"), "detail": found.get("detail", "")})
+    rows = model_rows(load_registry(), probe_endpoints=not args.no_probe, timeout=args.timeout)
     if args.json:
-        _print_json(rows)
-        return 0
-    for row in rows:
-        state = "-" if row["reachable"] is None else ("up" if row["reachable"] else "down")
-        print(f"{row['name']:<16} {state:<5} {row['base_url']:<34} in ${row['price_in_per_m']}/M out "
-              f"${row['price_out_per_m']}/M json_schema={row['json_schema']}  {row['detail']}")
+        _print_json([row.to_dict() for row in rows])
+    elif rows:
+        print(render_models(rows))
     return 0
 
 
@@ -411,6 +384,7 @@ def _default_bench(args: argparse.Namespace) -> Path:
 def cmd_audit_sim(args: argparse.Namespace) -> int:
     from synth.llm import EndpointUnreachable, UnknownModel
     from synth.simulation import open_simulator
+    from synth.simulators import audit_label
     from verifier.audit import AuditAborted, AuditError, render_summary, run_audit
 
     bench = Path(args.bench) if args.bench else _default_bench(args)
@@ -420,7 +394,7 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
     items = _load_bench(bench)
     digest = hashlib.sha256(bench.read_bytes()).hexdigest()[:8]
     out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".audits" / (
-        f"{args.model}-{'spec' if args.model == 'spec' else args.mode}-{bench.stem}-{digest}")
+        f"{audit_label(args.model, args.mode)}-{bench.stem}-{digest}")
     bar = sys.stderr.isatty() and not args.json
 
     def progress(done: int, total: int, record: dict[str, Any] | None) -> None:
@@ -754,8 +728,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "Runs are checkpointed in SQLite: Ctrl-C (or a crash) leaves a run that --resume continues. "
                     "Exit status 1 if fewer than N could be registered.")
     synth.add_argument("--n", type=_POSITIVE, help="how many envs to register")
-    synth.add_argument("--backend", choices=("procedural", "llm"), default="procedural",
-                       help="procedural (no model, the default) or llm (needs --model)")
+    synth.add_argument("--backend", choices=backend_names(), default=backend_names()[0],
+                       help=f"generator backend (default: {backend_names()[0]}): {backend_help()}")
     synth.add_argument("--model", metavar="NAME", help="registry model for the llm backend, e.g. smollm2-135m")
     synth.add_argument("--mode", choices=("blueprint", "code"), default="blueprint",
                        help="llm backend: the model fills the blueprint (default) or writes the tool code")
@@ -784,8 +758,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "stratum, with tokens, cost and latency. Results are appended to results.jsonl as they "
                     "arrive; rerunning the same command resumes without asking finished samples again.")
     audit.add_argument("--model", required=True, metavar="NAME",
-                       help="`spec` (the spec-only simulator) or a registry model (python cli.py models), e.g. "
-                            "local-4b or smollm2-135m")
+                       help=f"the simulator: {simulator_help()}")
     audit.add_argument("--mode", choices=("plain", "constrained"), default="plain",
                        help="plain: EnvSimBench-style prompt (code + full state); constrained: doc, tool source, "
                             "constraint spec and the state slice it reads, validated against the spec")
@@ -854,7 +827,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EnvExists as exc:  # only `import` writes without replacing: name its flag, not the Python keyword
         return _bad_input(f"env {exc.env_id!r} already exists in {exc.root}: pass --replace to overwrite it, or "
                           f"--id to import it under another id")
-    except (UserError, CatalogError, StateError, EnvLoadError, CheckError, IsolationUnavailable) as exc:
+    except EnvforgeError as exc:  # every error a user can fix: one line, exit status 1
         return _bad_input(str(exc))
     except BrokenPipeError:
         return 0

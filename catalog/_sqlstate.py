@@ -26,12 +26,13 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.pool import StaticPool
 
 from catalog.delta import MISSING, DeltaOp, diff_at
+from catalog.errors import EnvforgeError
 from catalog.jsonable import canonical_json, to_jsonable
 
 Codec = Callable[[Any], Any]
 
 
-class StateError(ValueError):
+class StateError(ValueError, EnvforgeError):
     """A state does not fit the environment's schema."""
 
 

@@ -57,7 +57,8 @@ def _data_with_call(value: Any) -> bool:
 class Encoded:
     """One encoding of an instance: public and hidden state, each attribute's JSON text (the
     baseline the next call is compared with: text cannot be changed by whoever holds the
-    structures), and the hidden attributes left out for having no encoding."""
+    structures), and the hidden attributes left out for having no encoding.
+    """
 
     public: dict[str, Any]
     hidden: dict[str, Any]

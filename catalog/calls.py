@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catalog.errors import EnvforgeError
+
 __all__ = ["Call", "CallFileError", "as_call", "parse_calls", "read_calls"]
 
 
-class CallFileError(ValueError):
+class CallFileError(ValueError, EnvforgeError):
     """The call file cannot be read as calls; the message names where (line or message index)."""
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, get_args
 
+from catalog.errors import EnvforgeError
 from catalog.models import Convention
 
 __all__ = ["CONVENTIONS", "ConventionError", "Detected", "detect", "env_class", "SCHEMA_ATTR"]
@@ -39,7 +40,7 @@ _PLAIN_DECORATORS = {"staticmethod", "classmethod", "property", "abstractmethod"
 _DB_ATTR = "_envforge_db"
 
 
-class ConventionError(ValueError):
+class ConventionError(ValueError, EnvforgeError):
     """Code does not follow the convention asked for (or none); the message says what was found."""
 
 
@@ -280,7 +281,7 @@ def _shaped(method: Callable[..., Any], name: str, original: Callable[..., Any],
     """Give `method` the tool's name, signature (self first), annotations and docstring."""
     method.__name__ = method.__qualname__ = name
     method.__doc__ = doc
-    setattr(method, "__signature__", _with_self(original, drop_first))
+    setattr(method, "__signature__", _with_self(original, drop_first))  # noqa: B010 (mypy: no such attribute)
     hints = _hints(original)
     if drop_first:
         first = next(iter(inspect.signature(original).parameters), None)
@@ -407,7 +408,7 @@ def _toolkit_env(module: ModuleType, entry: str | None) -> type:
                 setattr(self, name, db.__dict__[name])
 
     def load(self: Any, config: dict[str, Any]) -> None:
-        initialise: Callable[..., None] = getattr(toolkit, "__init__")
+        initialise: Callable[..., None] = getattr(toolkit, "__init__")  # noqa: B009 (mypy: unsound on instances)
         initialise(self, database.model_validate(config))
 
     namespace: dict[str, Any] = {"__module__": toolkit.__module__, "__doc__": toolkit.__doc__,

@@ -35,6 +35,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from catalog.errors import EnvforgeError
+
 __all__ = [
     "Embedder",
     "EmbedderUnavailable",
@@ -51,7 +53,7 @@ __all__ = [
 ENV_VAR = "ENVFORGE_EMBEDDER"
 
 
-class EmbedderUnavailable(RuntimeError):
+class EmbedderUnavailable(RuntimeError, EnvforgeError):
     """The requested embedder cannot run here (package missing, model files missing)."""
 
 

@@ -38,6 +38,7 @@ from sqlmodel import Session, SQLModel
 from catalog import _sqlstate, _tracking, codec
 from catalog.argcheck import Form, compile_annotation, form_problem
 from catalog.envkit import Env, EnvMeta, ToolError
+from catalog.errors import EnvforgeError
 from catalog.jsonable import canonical_json, to_jsonable
 from catalog.models import Action, Convention, FailureConvention, Outcome, StepResult, ToolDescriptor
 from catalog.toolschema import describe_tool
@@ -48,7 +49,7 @@ __all__ = ["Runtime", "SqlRuntime", "ClassRuntime", "StateTemplate", "StateError
 StateError = _sqlstate.StateError
 
 
-class EnvLoadError(RuntimeError):
+class EnvLoadError(RuntimeError, EnvforgeError):
     """An environment module cannot be loaded or does not follow a known convention."""
 
 
@@ -400,7 +401,8 @@ class ClassRuntime:
     def __init__(self, env_class: type, *, init: InitMode = "auto", failure_exceptions: Sequence[str] = (),
                  failure: FailureConvention | None = None, strict_args: bool = True) -> None:
         """`strict_args`: an ill-typed call is `invalid` and does not run; False (imported envs): it
-        runs as Python would, with `info["ill_typed"]`. `failure`: how the env signals failure."""
+        runs as Python would, with `info["ill_typed"]`. `failure`: how the env signals failure.
+        """
         self.env_class = env_class
         self.strict_args = strict_args
         self.init = _init_mode(env_class) if init == "auto" else init
@@ -422,7 +424,8 @@ class ClassRuntime:
 
     def reset(self, state: dict[str, Any]) -> None:
         """Build a fresh instance and load `state` into it: an init config, or a snapshot for
-        classes loaded by `setattr`/`envscaler` (a `snapshot(hidden=True)` restores hidden state too)."""
+        classes loaded by `setattr`/`envscaler` (a `snapshot(hidden=True)` restores hidden state too).
+        """
         if not isinstance(state, dict):
             raise StateError(f"An init config must be an object, got {type(state).__name__}")
         try:
@@ -494,7 +497,8 @@ class ClassRuntime:
 
     def snapshot(self, hidden: bool = False) -> dict[str, Any]:
         """The encoded public state (attributes in the order the instance set them); with
-        `hidden`, the hidden attributes after them. The caller owns the returned object."""
+        `hidden`, the hidden attributes after them. The caller owns the returned object.
+        """
         if self._instance is None:
             raise RuntimeError("Call reset(state) before call() or snapshot()")
         return self._encoded.state(hidden)

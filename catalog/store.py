@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from catalog.errors import EnvforgeError
 from catalog.jsonable import to_jsonable
 from catalog.manifest import content_hash
 from catalog.models import EnvManifest
@@ -42,7 +43,7 @@ REFERENCE_DIR = Path(__file__).parent / "reference"
 ENV_VAR = "ENVFORGE_CATALOG"
 
 
-class CatalogError(LookupError):
+class CatalogError(LookupError, EnvforgeError):
     """A catalog operation cannot be done (unknown env, broken env, id clash)."""
 
 

@@ -14,12 +14,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from catalog.errors import EnvforgeError
 from catalog.models import Action
 
 __all__ = ["Task", "CheckError", "compile_check"]
 
 
-class CheckError(ValueError):
+class CheckError(ValueError, EnvforgeError):
     """A task's check is not a valid `check(initial, final)` function, or it failed to run."""
 
 

@@ -1,23 +1,87 @@
-"""Pick the generator a run asked for (procedural, or an LLM in blueprint or code mode)."""
+"""The generator backends a run can use, by name: adding one is one decorated factory.
+
+`synthesize --backend` takes its choices and help from `BACKENDS`. The table is cheap to
+import (the CLI builds its parser from it on every call): factories import their generator
+only when a run asks for it.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from synth.generators import Generator, ProceduralGenerator
+if TYPE_CHECKING:
+    from synth.generators import Generator
+    from synth.run_config import Endpoint, RunConfig
 
-__all__ = ["make_generator"]
+__all__ = ["BACKENDS", "Backend", "backend_for", "backend_help", "backend_names", "make_generator", "register_backend"]
+
+Factory = Callable[["RunConfig", "Endpoint | None"], "Generator"]
 
 
-def make_generator(config: Any) -> Generator:
-    """The generator of a RunConfig; LLM backends need `model` (a registry name)."""
-    if config.backend == "procedural":
-        return ProceduralGenerator(config.domain_order or None)
-    if config.backend == "llm":
-        if not config.model:
-            raise ValueError("--backend llm needs --model NAME (see `python cli.py models`)")
-        from synth.llm_generator import LLMGenerator
+@dataclass(frozen=True)
+class Backend:
+    """One registered backend: its name, a line of help, whether it needs `--model`, its factory."""
 
-        return LLMGenerator(config.model, mode=config.mode, domain_order=config.domain_order or None,
-                            base_url=getattr(config, "base_url", None))
-    raise ValueError(f"unknown backend {config.backend!r}: use procedural or llm")
+    name: str
+    summary: str
+    needs_model: bool
+    factory: Factory
+
+
+BACKENDS: dict[str, Backend] = {}
+
+
+def register_backend(name: str, *, summary: str, needs_model: bool = False) -> Callable[[Factory], Factory]:
+    """Register `factory(config, model) -> Generator` under `name` (model: the resolved Endpoint or None)."""
+    def register(factory: Factory) -> Factory:
+        if name in BACKENDS:
+            raise ValueError(f"backend {name!r} is registered twice")
+        BACKENDS[name] = Backend(name, summary, needs_model, factory)
+        return factory
+    return register
+
+
+def backend_names() -> list[str]:
+    """The registered backends, in registration order (the first is the default)."""
+    return list(BACKENDS)
+
+
+def backend_help() -> str:
+    """`name: summary` for each backend, for `synthesize --help`."""
+    return "; ".join(f"{b.name}: {b.summary}" for b in BACKENDS.values())
+
+
+def backend_for(backend: str, model: str | None) -> str:
+    """The backend a run uses: naming a model with a backend that takes none picks the model backend."""
+    if model and backend in BACKENDS and not BACKENDS[backend].needs_model:
+        return next((b.name for b in BACKENDS.values() if b.needs_model), backend)
+    return backend
+
+
+def make_generator(config: RunConfig, model: Endpoint | None = None) -> Generator:
+    """The generator of a RunConfig; `model` is its resolved model (see synth.run.resolve_models)."""
+    entry = BACKENDS.get(config.backend)
+    if entry is None:
+        raise ValueError(f"unknown backend {config.backend!r}; backends: {', '.join(BACKENDS)}")
+    if entry.needs_model and model is None:
+        raise ValueError(f"backend {config.backend!r} needs a model (--model NAME; see `python cli.py models`)")
+    return entry.factory(config, model)
+
+
+@register_backend("procedural", summary="ontology + seed -> compiled code, no model or network")
+def _procedural(config: RunConfig, model: Endpoint | None) -> Generator:
+    from synth.generators import ProceduralGenerator
+
+    return ProceduralGenerator(config.domain_order or None)
+
+
+@register_backend("llm", summary="a registry model mines topics and fills the blueprint or writes the code "
+                                 "(needs --model)", needs_model=True)
+def _llm(config: RunConfig, model: Endpoint | None) -> Generator:
+    from synth.llm_generator import LLMGenerator
+
+    assert model is not None  # make_generator checked
+    return LLMGenerator(model.spec, mode=config.mode, domain_order=config.domain_order or None,
+                        base_url=model.base_url)

@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from catalog.errors import EnvforgeError
+
 __all__ = ["FieldSpec", "EntitySpec", "ToolRecipe", "Blueprint", "BlueprintError", "Archetype", "PYTHON_TYPES"]
 
 Archetype = Literal["lookup", "list", "summary", "create", "update", "adjust", "delete", "transition", "cascade"]
@@ -31,7 +33,7 @@ EDITABLE = ("text", "name", "email", "phone", "code", "int", "float", "money", "
 _IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-class BlueprintError(ValueError):
+class BlueprintError(ValueError, EnvforgeError):
     """The blueprint is inconsistent (unknown entity, field or state); the message says where."""
 
 

@@ -9,47 +9,28 @@ procedural compiler is deterministic, so a failure there rejects the env instead
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from synth.blueprint import Blueprint
 from synth.compiler import compile_env
+from synth.llm.ledger import Usage
 from synth.ontology import load_domains
 from synth.procedural.design import design, topic_text
 
 __all__ = ["Usage", "Generator", "ProceduralGenerator", "split_schema", "topic_text"]
 
 
-@dataclass
-class Usage:
-    """LLM usage of one stage's answer."""
-
-    calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost_usd: float = 0.0
-    errors: list[str] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, record: Any, error: str | None = None) -> Usage:
-        """The usage of one model call from its CallRecord (None: no call was made)."""
-        errors = [error] if error else []
-        if record is None:
-            return cls(errors=errors)
-        return cls(calls=1, tokens_in=record.tokens_in, tokens_out=record.tokens_out, cost_usd=record.cost_usd,
-                   errors=errors)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"calls": self.calls, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
-                "cost_usd": round(self.cost_usd, 8), "errors": self.errors}
-
-
 class Generator(Protocol):
     """What the graph asks of a backend, stage by stage (see the module docstring)."""
 
-    name: str
-    model: str | None
-    can_correct: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def can_correct(self) -> bool: ...
 
     def topic(self, slot: int, seed: int) -> tuple[dict[str, Any], Usage]: ...
 

@@ -18,7 +18,8 @@ from catalog.models import Action
 from catalog.store import EnvHandle
 from constraints.completeness import candidates
 from constraints.spec import Param
-from synth.llm import LLMClient, LLMError, load_registry
+from synth.llm import LLMClient, LLMError, ModelSpec, Usage
+from synth.llm.errors import describe
 from verifier.sandbox import Job, SandboxPool
 
 __all__ = ["RuleJudge", "JUDGE_TOLERANCE"]
@@ -38,10 +39,10 @@ def _records_named(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str
 class RuleJudge:
     """Probes an env's tools and asks a model to predict each outcome from the rules alone."""
 
-    def __init__(self, model: str, *, base_url: str | None = None, probes_per_tool: int = 2, seed: int = 0,
+    def __init__(self, spec: ModelSpec, *, base_url: str | None = None, probes_per_tool: int = 2, seed: int = 0,
                  client: LLMClient | None = None) -> None:
-        self.model, self.probes_per_tool, self.seed = model, probes_per_tool, seed
-        spec = load_registry()[model]
+        """`spec` is the resolved registry entry; `base_url` where this session reaches it."""
+        self.model, self.probes_per_tool, self.seed = spec.name, probes_per_tool, seed
         self.client = client or LLMClient(spec, base_url=base_url or None)
 
     def probes(self, handle: EnvHandle, state: dict[str, Any]) -> list[Action]:
@@ -69,8 +70,8 @@ class RuleJudge:
         doc = f"{manifest.name}: {manifest.description}\nRules:\n" + "\n".join(f"- {r}" for r in manifest.rules)
         actions = self.probes(handle, state)
         results = pool.run_many([Job.for_env(handle, [a.model_dump()], state_name="default") for a in actions])
-        listed, calls, tokens_in, tokens_out, cost, errors = [], 0, 0, 0, 0.0, 0
-        judged = 0
+        listed: list[dict[str, Any]] = []
+        usage, judged = Usage(), 0
         for action, result in zip(actions, results, strict=True):
             if not result.calls or result.calls[0].outcome not in ("success", "failure"):
                 continue  # crashes are the gate's business, not the judge's
@@ -81,17 +82,13 @@ class RuleJudge:
                 {"role": "user", "content": f"{doc}\nTool: {tool.name}: {tool.description}\n"
                                             f"Records: {json.dumps(_records_named(state, action.arguments))[:1500]}\n"
                                             f"Call: {json.dumps(action.arguments)}\nWill it succeed or fail?"}]
+            answer: dict[str, Any] | None = None
             try:
                 answer, record = self.client.complete_json(messages, _SCHEMA, stage="judge", max_tokens=12,
                                                            seed=self.seed)
+                usage.add(record)
             except LLMError as exc:
-                record, answer = getattr(exc, "record", None), None
-                errors += 1
-            if record is not None:
-                calls += 1
-                tokens_in += record.tokens_in
-                tokens_out += record.tokens_out
-                cost += record.cost_usd
+                usage.add(exc.record, describe(exc))
             if answer is None:
                 continue
             judged += 1
@@ -101,6 +98,7 @@ class RuleJudge:
         share = len(listed) / judged if judged else 1.0
         ok = judged > 0 and share <= JUDGE_TOLERANCE
         return {"ok": ok, "model": self.model, "probes": judged, "disagreements": len(listed),
-                "disagreement_rate": round(share, 4), "errors": errors, "listed": listed[:10], "calls": calls,
-                "tokens_in": tokens_in, "tokens_out": tokens_out, "cost_usd": round(cost, 8),
+                "disagreement_rate": round(share, 4), "errors": len(usage.errors), "listed": listed[:10],
+                "calls": usage.calls, "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out,
+                "cost_usd": round(usage.cost_usd, 8),
                 "detail": f"{len(listed)} of {judged} probed calls judged differently from execution"}

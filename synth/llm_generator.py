@@ -21,7 +21,7 @@ from typing import Any
 from synth.blueprint import Blueprint
 from synth.compiler import compile_env
 from synth.generators import Usage, split_schema
-from synth.llm import LLMClient, LLMError, load_registry
+from synth.llm import LLMClient, LLMError, ModelSpec
 from synth.mining import load_corpus
 from synth.ontology import load_domains
 from synth.procedural.design import design
@@ -38,11 +38,12 @@ class LLMGenerator:
 
     name = "llm"
 
-    def __init__(self, model: str, *, mode: str = "blueprint", domain_order: list[str] | None = None,
+    def __init__(self, spec: ModelSpec, *, mode: str = "blueprint", domain_order: list[str] | None = None,
                  base_url: str | None = None, client: LLMClient | None = None) -> None:
+        """`spec` is the resolved registry entry; `base_url` where this session reaches it."""
         if mode not in ("blueprint", "code"):
             raise ValueError(f"mode must be blueprint or code, not {mode!r}")
-        self.model, self.mode = model, mode
+        self.spec, self.model, self.mode = spec, spec.name, mode
         self.can_correct = mode == "code"
         self.domains = {d.id: d for d in load_domains()}
         self.order = domain_order or sorted(self.domains)
@@ -53,11 +54,8 @@ class LLMGenerator:
     @property
     def client(self) -> LLMClient:
         with self._lock:
-            if self._client is None:
-                spec = load_registry()[self.model]
-                if spec.embedded and not self._base_url:
-                    raise LLMError(f"{self.model} is the embedded model: the run starts its server and passes its URL")
-                self._client = LLMClient(spec, base_url=self._base_url or None)
+            if self._client is None:  # an embedded model without base_url: EndpointUnreachable says so
+                self._client = LLMClient(self.spec, base_url=self._base_url or None)
             return self._client
 
     # --- mining --------------------------------------------------------------------------------

@@ -12,78 +12,196 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from catalog.store import Catalog
-from synth.pipeline import STAGES
+from synth.slot import STAGES
 
-__all__ = ["write_report", "build_report"]
+__all__ = ["SynthesisReport", "StageRow", "build_report", "render_markdown", "render_skipped", "render_summary", "write_report"]
 
 
-def _stage_table(summaries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    table: dict[str, dict[str, Any]] = {}
+@dataclass
+class StageRow:
+    """One stage summed over the slots that reached it."""
+
+    slots: int
+    attempts: int
+    first_attempt_pass_rate: float
+    final_pass_rate: float
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    llm_calls: int
+    wall_s: float
+
+
+@dataclass
+class Rejection:
+    slot: int
+    env_id: str | None
+    reason: str | None
+    failing_checks: list[str]
+
+
+@dataclass
+class Skipped:
+    """A slot whose env id the catalog already had (kept, not replaced)."""
+
+    slot: int
+    env_id: str | None
+    reason: str | None
+
+
+@dataclass
+class EnvRow:
+    """A registered env."""
+
+    env_id: str
+    domain: str | None
+    topic: str | None
+    quality: float | None
+    tools: int | None
+    tables: int | None
+    failing_checks: list[str]
+
+
+@dataclass
+class Distributions:
+    tools_per_env: dict[int, int]
+    tables_per_env: dict[int, int]
+    delta_per_write_tool: dict[int, int]
+    quality: dict[float, int]
+
+
+@dataclass
+class JudgeTotals:
+    envs: int
+    probes: int
+    disagreements: int
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+
+
+@dataclass
+class MiningTotals:
+    statements: int
+    stateful_agreement: float
+    domain_agreement: float | None
+    domain_labelled: int
+    fell_back: int
+
+
+@dataclass
+class SynthesisReport:
+    """A run's yield/cost report; `to_dict` is report.json (fields in file order).
+
+    `sessions_wall_s`, `plots` and `catalog` are filled when the report is written.
+    """
+
+    run_id: str
+    backend: str | None
+    model: str | None
+    mode: str | None
+    seed: int | None
+    requested: int | None
+    proposed: int
+    deduplicated: int
+    existing: int
+    rejected: int
+    failed: int
+    registered: int
+    yield_: float
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    cost_per_registered_env_usd: float | None
+    wall_s: float
+    stages: dict[str, StageRow]
+    rejections: list[Rejection]
+    rejection_checks: dict[str, int]
+    skipped_existing: list[Skipped]
+    envs: list[EnvRow]
+    distinct_schemas: int
+    distributions: Distributions
+    judge: JudgeTotals | None
+    mining: MiningTotals | None
+    sessions_wall_s: list[float] = field(default_factory=list)
+    plots: list[str] = field(default_factory=list)
+    catalog: str = ""
+
+    def to_dict(self, *, written: bool = True) -> dict[str, Any]:
+        """The JSON object (`yield_` is `yield` there); `written=False` leaves out what writing adds."""
+        data = {("yield" if k == "yield_" else k): v for k, v in asdict(self).items()}
+        if not written:
+            for key in ("sessions_wall_s", "plots", "catalog"):
+                del data[key]
+        return data
+
+
+def _stage_table(summaries: list[dict[str, Any]]) -> dict[str, StageRow]:
+    table: dict[str, StageRow] = {}
     for stage in STAGES:
         rows = [s["stages"][stage] for s in summaries if stage in (s.get("stages") or {})]
         if not rows:
             continue
-        table[stage] = {
-            "slots": len(rows), "attempts": sum(r["attempts"] for r in rows),
-            "first_attempt_pass_rate": round(sum(bool(r["first_ok"]) for r in rows) / len(rows), 4),
-            "final_pass_rate": round(sum(bool(r["ok"]) for r in rows) / len(rows), 4),
-            "tokens_in": sum(r.get("tokens_in", 0) for r in rows), "tokens_out": sum(r.get("tokens_out", 0) for r in rows),
-            "cost_usd": round(sum(r.get("cost_usd", 0.0) for r in rows), 6),
-            "llm_calls": sum(r.get("calls", 0) for r in rows),
-            "wall_s": round(sum(r.get("seconds", 0.0) for r in rows), 2),
-        }
+        table[stage] = StageRow(
+            slots=len(rows), attempts=sum(r["attempts"] for r in rows),
+            first_attempt_pass_rate=round(sum(bool(r["first_ok"]) for r in rows) / len(rows), 4),
+            final_pass_rate=round(sum(bool(r["ok"]) for r in rows) / len(rows), 4),
+            tokens_in=sum(r.get("tokens_in", 0) for r in rows), tokens_out=sum(r.get("tokens_out", 0) for r in rows),
+            cost_usd=round(sum(r.get("cost_usd", 0.0) for r in rows), 6),
+            llm_calls=sum(r.get("calls", 0) for r in rows),
+            wall_s=round(sum(r.get("seconds", 0.0) for r in rows), 2),
+        )
     return table
 
 
-def build_report(run_id: str, config: dict[str, Any], summaries: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
+def build_report(run_id: str, config: dict[str, Any], summaries: list[dict[str, Any]],
+                 wall_s: float) -> SynthesisReport:
     """The report's data (pure: no files)."""
     by_status = Counter(s["status"] for s in summaries)
     registered = [s for s in summaries if s["status"] == "registered"]
     stages = _stage_table(summaries)
-    rejected = [{"slot": s["slot"], "env_id": s.get("env_id"), "reason": s.get("reason"),
-                 "failing_checks": s.get("failing_checks", [])} for s in summaries if s["status"] in ("rejected", "failed")]
     failing = Counter(c for s in summaries if s["status"] == "rejected" for c in s.get("failing_checks", []))
     deltas = [n for s in registered for n in (s.get("delta_sizes") or {}).values()]
     proposed = len(summaries)
     new = proposed - by_status.get("existing", 0)  # an id the catalog already had is no verdict on the generator
-    return {
-        "run_id": run_id, "backend": config.get("backend"), "model": config.get("model"), "mode": config.get("mode"),
-        "seed": config.get("seed"), "requested": config.get("n"), "proposed": proposed,
-        "deduplicated": by_status.get("deduplicated", 0), "existing": by_status.get("existing", 0),
-        "rejected": by_status.get("rejected", 0),
-        "failed": by_status.get("failed", 0), "registered": len(registered),
-        "yield": round(len(registered) / new, 4) if new else 0.0,
-        "tokens_in": sum(t["tokens_in"] for t in stages.values()),
-        "tokens_out": sum(t["tokens_out"] for t in stages.values()),
-        "cost_usd": round(sum(t["cost_usd"] for t in stages.values()), 6),
-        "cost_per_registered_env_usd": round(sum(t["cost_usd"] for t in stages.values()) / len(registered), 6)
+    cost = round(sum(t.cost_usd for t in stages.values()), 6)
+    return SynthesisReport(
+        run_id=run_id, backend=config.get("backend"), model=config.get("model"), mode=config.get("mode"),
+        seed=config.get("seed"), requested=config.get("n"), proposed=proposed,
+        deduplicated=by_status.get("deduplicated", 0), existing=by_status.get("existing", 0),
+        rejected=by_status.get("rejected", 0), failed=by_status.get("failed", 0), registered=len(registered),
+        yield_=round(len(registered) / new, 4) if new else 0.0,
+        tokens_in=sum(t.tokens_in for t in stages.values()), tokens_out=sum(t.tokens_out for t in stages.values()),
+        cost_usd=cost,
+        cost_per_registered_env_usd=round(sum(t.cost_usd for t in stages.values()) / len(registered), 6)
         if registered else None,
-        "wall_s": round(wall_s, 1),
-        "stages": stages,
-        "rejections": rejected, "rejection_checks": dict(failing.most_common()),
-        "skipped_existing": [{"slot": s["slot"], "env_id": s.get("env_id"), "reason": s.get("reason")}
-                             for s in summaries if s["status"] == "existing"],
-        "envs": [{"env_id": s["env_id"], "domain": s.get("domain"), "topic": s.get("topic"), "quality": s.get("quality"),
-                  "tools": s.get("tools"), "tables": s.get("tables"), "failing_checks": s.get("failing_checks", [])}
-                 for s in registered],
-        "distinct_schemas": len({s.get("schema_signature") for s in registered}),
-        "distributions": {
-            "tools_per_env": dict(sorted(Counter(s.get("tools") for s in registered).items())),
-            "tables_per_env": dict(sorted(Counter(s.get("tables") for s in registered).items())),
-            "delta_per_write_tool": dict(sorted(Counter(deltas).items())),
-            "quality": dict(sorted(Counter(s.get("quality") for s in registered).items())),
-        },
-        "judge": _judge_totals(summaries),
-        "mining": _mining_totals(summaries),
-    }
+        wall_s=round(wall_s, 1),
+        stages=stages,
+        rejections=[Rejection(s["slot"], s.get("env_id"), s.get("reason"), s.get("failing_checks", []))
+                    for s in summaries if s["status"] in ("rejected", "failed")],
+        rejection_checks=dict(failing.most_common()),
+        skipped_existing=[Skipped(s["slot"], s.get("env_id"), s.get("reason"))
+                          for s in summaries if s["status"] == "existing"],
+        envs=[EnvRow(s["env_id"], s.get("domain"), s.get("topic"), s.get("quality"), s.get("tools"), s.get("tables"),
+                     s.get("failing_checks", [])) for s in registered],
+        distinct_schemas=len({s.get("schema_signature") for s in registered}),
+        distributions=Distributions(
+            tools_per_env=dict(sorted(Counter(s["tools"] for s in registered).items())),
+            tables_per_env=dict(sorted(Counter(s["tables"] for s in registered).items())),
+            delta_per_write_tool=dict(sorted(Counter(deltas).items())),
+            quality=dict(sorted(Counter(s["quality"] for s in registered).items())),
+        ),
+        judge=_judge_totals(summaries),
+        mining=_mining_totals(summaries),
+    )
 
 
-def _mining_totals(summaries: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _mining_totals(summaries: list[dict[str, Any]]) -> MiningTotals | None:
     """How the model's mining answers compare with the corpus labels (LLM backend only)."""
     from synth.ontology import load_domains
 
@@ -92,72 +210,95 @@ def _mining_totals(summaries: list[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     known = {d.id for d in load_domains()}
     labelled = [m for m in mined if m.get("corpus_domain") in known]
-    return {"statements": len(mined),
-            "stateful_agreement": round(sum(m.get("model_stateful") == m.get("corpus_stateful") for m in mined)
-                                        / len(mined), 4),
-            "domain_agreement": round(sum(m.get("model_domain") == m["corpus_domain"] for m in labelled)
-                                      / len(labelled), 4) if labelled else None,
-            "domain_labelled": len(labelled),
-            "fell_back": sum(bool(m.get("note")) for m in mined)}
+    return MiningTotals(
+        statements=len(mined),
+        stateful_agreement=round(sum(m.get("model_stateful") == m.get("corpus_stateful") for m in mined)
+                                 / len(mined), 4),
+        domain_agreement=round(sum(m.get("model_domain") == m["corpus_domain"] for m in labelled)
+                               / len(labelled), 4) if labelled else None,
+        domain_labelled=len(labelled),
+        fell_back=sum(bool(m.get("note")) for m in mined))
 
 
-def _judge_totals(summaries: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _judge_totals(summaries: list[dict[str, Any]]) -> JudgeTotals | None:
     judged = [s["judge"] for s in summaries if s.get("judge")]
     if not judged:
         return None
-    return {"envs": len(judged), "probes": sum(j.get("probes", 0) for j in judged),
-            "disagreements": sum(j.get("disagreements", 0) for j in judged),
-            "tokens_in": sum(j.get("tokens_in", 0) for j in judged), "tokens_out": sum(j.get("tokens_out", 0) for j in judged),
-            "cost_usd": round(sum(j.get("cost_usd", 0.0) for j in judged), 6)}
+    return JudgeTotals(envs=len(judged), probes=sum(j.get("probes", 0) for j in judged),
+                       disagreements=sum(j.get("disagreements", 0) for j in judged),
+                       tokens_in=sum(j.get("tokens_in", 0) for j in judged),
+                       tokens_out=sum(j.get("tokens_out", 0) for j in judged),
+                       cost_usd=round(sum(j.get("cost_usd", 0.0) for j in judged), 6))
 
 
-def _markdown(report: dict[str, Any]) -> str:
-    lines = [f"# Synthesis run {report['run_id']}", "",
-             f"Backend **{report['backend']}**" + (f", model **{report['model']}** ({report['mode']} mode)"
-                                                   if report.get("model") else "") + f", seed {report['seed']}.", "",
+def render_markdown(report: SynthesisReport) -> str:
+    """report.md."""
+    r = report
+    lines = [f"# Synthesis run {r.run_id}", "",
+             f"Backend **{r.backend}**" + (f", model **{r.model}** ({r.mode} mode)" if r.model else "")
+             + f", seed {r.seed}.", "",
              "| requested | proposed | deduplicated | existing | rejected | failed | registered | yield | tokens in | tokens out | cost (USD) | wall (s) |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-             f"| {report['requested']} | {report['proposed']} | {report['deduplicated']} | {report['existing']} | "
-             f"{report['rejected']} | "
-             f"{report['failed']} | {report['registered']} | {report['yield']:.1%} | {report['tokens_in']} | "
-             f"{report['tokens_out']} | {report['cost_usd']:.4f} | {report['wall_s']} |", "",
+             f"| {r.requested} | {r.proposed} | {r.deduplicated} | {r.existing} | {r.rejected} | "
+             f"{r.failed} | {r.registered} | {r.yield_:.1%} | {r.tokens_in} | "
+             f"{r.tokens_out} | {r.cost_usd:.4f} | {r.wall_s} |", "",
              "## Stages", "",
              "| stage | slots | attempts | first-attempt pass | final pass | LLM calls | tokens in | tokens out | cost (USD) | wall (s, summed) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, s in report["stages"].items():
-        lines.append(f"| {name} | {s['slots']} | {s['attempts']} | {s['first_attempt_pass_rate']:.1%} | "
-                     f"{s['final_pass_rate']:.1%} | {s['llm_calls']} | {s['tokens_in']} | {s['tokens_out']} | "
-                     f"{s['cost_usd']:.4f} | {s['wall_s']} |")
-    lines += ["", f"Distinct table schemas among registered envs: **{report['distinct_schemas']}**.", "",
+    for name, s in r.stages.items():
+        lines.append(f"| {name} | {s.slots} | {s.attempts} | {s.first_attempt_pass_rate:.1%} | "
+                     f"{s.final_pass_rate:.1%} | {s.llm_calls} | {s.tokens_in} | {s.tokens_out} | "
+                     f"{s.cost_usd:.4f} | {s.wall_s} |")
+    lines += ["", f"Distinct table schemas among registered envs: **{r.distinct_schemas}**.", "",
               "## Distributions", ""]
-    for key, values in report["distributions"].items():
+    for key, values in asdict(r.distributions).items():
         lines.append(f"- {key.replace('_', ' ')}: " + ", ".join(f"{k}: {v}" for k, v in values.items()))
-    if report["rejection_checks"]:
+    if r.rejection_checks:
         lines += ["", "## Why candidates were rejected", ""]
-        lines += [f"- {name}: {count}" for name, count in report["rejection_checks"].items()]
-    if report["rejections"]:
+        lines += [f"- {name}: {count}" for name, count in r.rejection_checks.items()]
+    if r.rejections:
         lines += ["", "| slot | env | reason |", "|---:|---|---|"]
-        lines += [f"| {r['slot']} | {r['env_id']} | {str(r['reason'])[:160]} |" for r in report["rejections"][:40]]
-    if report["skipped_existing"]:
+        lines += [f"| {x.slot} | {x.env_id} | {str(x.reason)[:160]} |" for x in r.rejections[:40]]
+    if r.skipped_existing:
         lines += ["", "## Ids the catalog already had (kept, not replaced)", "", "| slot | env | reason |", "|---:|---|---|"]
-        lines += [f"| {r['slot']} | {r['env_id']} | {r['reason']} |" for r in report["skipped_existing"]]
-    if report.get("mining"):
-        m = report["mining"]
+        lines += [f"| {x.slot} | {x.env_id} | {x.reason} |" for x in r.skipped_existing]
+    if r.mining:
+        m = r.mining
         lines += ["", "## Topic mining by the model", "",
-                  f"{m['statements']} corpus statements read; the model's stateful/not answer agrees with the corpus "
-                  f"label in {m['stateful_agreement']:.0%}; it named the statement's own domain in "
-                  + (f"{m['domain_agreement']:.0%} of {m['domain_labelled']}" if m["domain_agreement"] is not None
+                  f"{m.statements} corpus statements read; the model's stateful/not answer agrees with the corpus "
+                  f"label in {m.stateful_agreement:.0%}; it named the statement's own domain in "
+                  + (f"{m.domain_agreement:.0%} of {m.domain_labelled}" if m.domain_agreement is not None
                      else "- (no statement's domain is in the ontology)")
-                  + f"; {m['fell_back']} fell back to the ontology order."]
-    if report.get("judge"):
-        j = report["judge"]
+                  + f"; {m.fell_back} fell back to the ontology order."]
+    if r.judge:
+        j = r.judge
         lines += ["", "## Rule-conformance judge", "",
-                  f"{j['probes']} probed calls over {j['envs']} envs, {j['disagreements']} disagreements with execution; "
-                  f"{j['tokens_in']} tokens in, {j['tokens_out']} out, {j['cost_usd']:.4f} USD."]
+                  f"{j.probes} probed calls over {j.envs} envs, {j.disagreements} disagreements with execution; "
+                  f"{j.tokens_in} tokens in, {j.tokens_out} out, {j.cost_usd:.4f} USD."]
     return "\n".join(lines) + "\n"
 
 
-def _plots(report: dict[str, Any], folder: Path) -> list[str]:
+def render_summary(report: SynthesisReport, where: Path) -> str:
+    """What `synthesize` prints when done (without --json): the counts, then where the report is."""
+    r = report
+    return (f"run {r.run_id}: {r.registered}/{r.requested} registered "
+            f"({r.proposed} proposed, {r.deduplicated} duplicates, {r.existing} existing ids "
+            f"skipped, {r.rejected} rejected, "
+            f"{r.failed} failed; yield {r.yield_:.1%}) in {r.wall_s} s; "
+            f"tokens {r.tokens_in} in / {r.tokens_out} out, {r.cost_usd:.4f} USD\n"
+            f"report: {where / 'report.md'} (+ report.json, {', '.join(r.plots)})")
+
+
+def render_skipped(report: SynthesisReport) -> str | None:
+    """The stderr note on ids the catalog already had (None if there were none)."""
+    skipped = [str(s.env_id) for s in report.skipped_existing]
+    if not skipped:
+        return None
+    return (f"kept {len(skipped)} env(s) the catalog already had, not replaced (not written by this run, or "
+            f"edited by hand): {', '.join(skipped[:10])}" + (f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""))
+
+
+def _plots(report: SynthesisReport, folder: Path) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -165,9 +306,10 @@ def _plots(report: dict[str, Any], folder: Path) -> list[str]:
 
     written = []
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
+    distributions = asdict(report.distributions)
     for ax, (key, title) in zip(axes, (("tools_per_env", "tools per env"), ("tables_per_env", "tables per env"),
                                        ("delta_per_write_tool", "|Δ| per write tool")), strict=True):
-        values = report["distributions"][key]
+        values = distributions[key]
         ax.bar([str(k) for k in values], list(values.values()), color="#4c72b0")
         ax.set_title(title)
         ax.set_ylabel("count")
@@ -175,15 +317,15 @@ def _plots(report: dict[str, Any], folder: Path) -> list[str]:
     fig.savefig(folder / "distributions.png", dpi=100)
     plt.close(fig)
     written.append("distributions.png")
-    stages = report["stages"]
+    stages = report.stages
     if stages:
         fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
         names = list(stages)
-        axes[0].bar(names, [stages[n]["first_attempt_pass_rate"] for n in names], label="first attempt", alpha=0.6)
-        axes[0].plot(names, [stages[n]["final_pass_rate"] for n in names], "o-", color="black", label="final")
+        axes[0].bar(names, [stages[n].first_attempt_pass_rate for n in names], label="first attempt", alpha=0.6)
+        axes[0].plot(names, [stages[n].final_pass_rate for n in names], "o-", color="black", label="final")
         axes[0].set_title("pass rate per stage")
         axes[0].legend()
-        axes[1].bar(names, [stages[n]["wall_s"] for n in names], color="#dd8452")
+        axes[1].bar(names, [stages[n].wall_s for n in names], color="#dd8452")
         axes[1].set_title("wall time per stage (s, summed over slots)")
         for ax in axes:
             ax.tick_params(axis="x", rotation=45)
@@ -195,7 +337,7 @@ def _plots(report: dict[str, Any], folder: Path) -> list[str]:
 
 
 def write_report(run_dir: Path, config: Any, summaries: dict[int, dict[str, Any]], catalog: Catalog, *,
-                 wall_s: float, report_dir: Path | None = None) -> dict[str, Any]:
+                 wall_s: float, report_dir: Path | None = None) -> SynthesisReport:
     """Write report.json, report.md and the plots (into `report_dir`, default the run folder)."""
     folder = Path(report_dir) if report_dir else run_dir
     folder.mkdir(parents=True, exist_ok=True)
@@ -204,11 +346,11 @@ def write_report(run_dir: Path, config: Any, summaries: dict[int, dict[str, Any]
     walls = [*previous, round(wall_s, 2)]
     wall_file.write_text(json.dumps(walls))
     report = build_report(config.run_id, asdict(config), [summaries[k] for k in sorted(summaries)], sum(walls))
-    report["sessions_wall_s"] = walls
-    report["plots"] = _plots(report, folder)
-    report["catalog"] = str(catalog.root)
-    for name, text in (("report.json", json.dumps(report, indent=1, ensure_ascii=False) + "\n"),
-                       ("report.md", _markdown(report))):
+    report.sessions_wall_s = walls
+    report.plots = _plots(report, folder)
+    report.catalog = str(catalog.root)
+    for name, text in (("report.json", json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n"),
+                       ("report.md", render_markdown(report))):
         tmp = folder / f".{name}.tmp"
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, folder / name)

@@ -31,47 +31,20 @@ import sqlite3
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from catalog.search import catalog_dedup_filter
 from catalog.store import Catalog
 from catalog.vectors import DedupFilter
+from synth.backends import BACKENDS, backend_names
+from synth.llm.registry import Registry
 from synth.pipeline import FINAL, SKIPPED, Context, build_graph
-from verifier.gate_settings import SYNTHESIS
+from synth.report import SynthesisReport, write_report
+from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, runs_dir
 
-__all__ = ["RunConfig", "synthesize", "RunError", "runs_dir"]
-
-
-class RunError(RuntimeError):
-    """A run cannot start or resume (unknown run id, mismatched options)."""
-
-
-@dataclass
-class RunConfig:
-    """Everything a run was asked; stored so a resume continues with the same choices."""
-
-    n: int
-    backend: str = "procedural"
-    model: str | None = None
-    mode: str = "blueprint"
-    seed: int = 0
-    workers: int = 2
-    catalog: str = ""
-    run_id: str = ""
-    max_proposals: int = 0
-    gate_examples: int = SYNTHESIS.examples
-    gate_effort: float = SYNTHESIS.effort
-    domain_order: list[str] = field(default_factory=list)
-    judge_model: str | None = None
-    base_url: str | None = None  # this session's server for the model (the embedded one is started per session)
-    judge_base_url: str | None = None
-
-
-def runs_dir(catalog_root: Path) -> Path:
-    """Where a catalog keeps its runs (a dot folder: listing skips it)."""
-    return catalog_root / ".runs"
+__all__ = ["RunConfig", "RunError", "RunModels", "resolve_models", "runs_dir", "synthesize"]
 
 
 # --- the slots table --------------------------------------------------------------------------------
@@ -111,7 +84,8 @@ def _slots(db: sqlite3.Connection) -> dict[int, dict[str, Any]]:
 _WORKER: dict[str, Any] = {}
 
 
-def _open_graph(run_dir: Path, config: RunConfig, *, dedup: DedupFilter | None) -> tuple[Any, Context, Any]:
+def _open_graph(run_dir: Path, config: RunConfig, models: RunModels, *,
+                dedup: DedupFilter | None) -> tuple[Any, Context, Any]:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from synth.backends import make_generator
@@ -119,21 +93,21 @@ def _open_graph(run_dir: Path, config: RunConfig, *, dedup: DedupFilter | None) 
     connection = sqlite3.connect(run_dir / "checkpoints.sqlite", timeout=60, check_same_thread=False)
     connection.execute("PRAGMA journal_mode=WAL")
     saver = SqliteSaver(connection)
-    generator = make_generator(config)
+    generator = make_generator(config, models.generator)
     ctx = Context(run_dir=run_dir, catalog=Catalog(config.catalog), generator=generator, dedup=dedup,
                   gate_examples=config.gate_examples, gate_effort=config.gate_effort)
-    if config.judge_model:
+    if models.judge is not None:
         from synth.judge import RuleJudge
 
-        ctx.judge = RuleJudge(config.judge_model, base_url=config.judge_base_url, seed=config.seed)
+        ctx.judge = RuleJudge(models.judge.spec, base_url=models.judge.base_url, seed=config.seed)
     return build_graph(ctx, checkpointer=saver), ctx, connection
 
 
-def _worker_init(run_dir: str, config: dict[str, Any]) -> None:
+def _worker_init(run_dir: str, config: dict[str, Any], models: RunModels) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver handles Ctrl-C and stops the pool
-    graph, ctx, connection = _open_graph(Path(run_dir), RunConfig(**config), dedup=None)
+    graph, ctx, connection = _open_graph(Path(run_dir), RunConfig(**config), models, dedup=None)
     _WORKER.update(graph=graph, ctx=ctx, connection=connection)
 
 
@@ -227,13 +201,9 @@ def _new_run_id(seed: int) -> str:
 def _prepare(config: RunConfig, resume: str | None) -> tuple[RunConfig, Path]:
     root = Path(config.catalog)
     if resume:
-        run_dir = runs_dir(root) / resume
-        if not (run_dir / "config.json").is_file():
-            known = sorted(p.name for p in runs_dir(root).glob("run-*")) if runs_dir(root).is_dir() else []
-            raise RunError(f"no run {resume!r} under {runs_dir(root)}; known runs: {known or 'none'}")
-        stored = RunConfig(**json.loads((run_dir / "config.json").read_text(encoding="utf-8")))
+        stored = read_run_config(root, resume)
         stored.workers = config.workers or stored.workers
-        return stored, run_dir
+        return stored, runs_dir(root) / resume
     config.run_id = config.run_id or _new_run_id(config.seed)
     config.max_proposals = config.max_proposals or max(10 * config.n, config.n + 100)
     if config.backend == "procedural" and not config.domain_order:
@@ -250,52 +220,76 @@ def _prepare(config: RunConfig, resume: str | None) -> tuple[RunConfig, Path]:
     return config, run_dir
 
 
+def resolve_models(config: RunConfig, registry: Registry | None = None) -> RunModels:
+    """Look the run's model names up once; RunError for an unknown backend or a missing model.
+
+    The registry is loaded only when a model is named (UnknownModel lists the known names).
+    """
+    entry = BACKENDS.get(config.backend)
+    if entry is None:
+        raise RunError(f"unknown backend {config.backend!r}; backends: {', '.join(backend_names())}")
+    if entry.needs_model and not config.model:
+        raise RunError(f"--backend {config.backend} needs --model NAME; `python cli.py models` lists them")
+    names = (config.model if entry.needs_model else None, config.judge_model)
+    if not any(names):
+        return RunModels()
+    if registry is None:
+        from synth.llm.registry import load_registry
+
+        registry = load_registry()
+    generator, judge = (Endpoint(registry[name]) if name else None for name in names)
+    return RunModels(generator=generator, judge=judge)
+
+
 def synthesize(config: RunConfig, *, resume: str | None = None, progress: bool | None = None,
-               report_dir: Path | None = None) -> dict[str, Any]:
+               report_dir: Path | None = None, models: RunModels | None = None) -> SynthesisReport:
     """Run (or resume) synthesis; returns the run report (also written as JSON, Markdown and PNG).
 
-    For the embedded model one server is started for the session and shared by all workers.
+    `models` are the run's models resolved from the registry (the CLI resolves them once); when
+    omitted they are resolved here. For the embedded model one server is started for the session
+    and shared by all workers.
     """
     with Catalog(config.catalog).lock(f"synthesize --resume {resume}" if resume else "synthesize"):
-        return _locked(config, resume, progress, report_dir)
+        return _locked(config, resume, progress, report_dir, models)
 
 
-def _locked(config: RunConfig, resume: str | None, progress: bool | None, report_dir: Path | None) -> dict[str, Any]:
+def _locked(config: RunConfig, resume: str | None, progress: bool | None, report_dir: Path | None,
+            models: RunModels | None) -> SynthesisReport:
     """The run under the catalog's writer lock: one run at a time registers into a catalog, so counts stay true."""
     started = time.monotonic()
+    if models is None:  # before the run folder is made: an unknown model leaves nothing behind
+        models = resolve_models(read_run_config(Path(config.catalog), resume) if resume else config)
     config, run_dir = _prepare(config, resume)
-    from synth.llm import load_registry
-    from synth.llm.embedded import embedded_server
-
-    registry = load_registry() if (config.backend == "llm" or config.judge_model) else None
     with contextlib.ExitStack() as servers:
-        for name, attribute in ((config.model if config.backend == "llm" else None, "base_url"),
-                                (config.judge_model, "judge_base_url")):
-            if name and registry is not None and registry[name].embedded:
-                setattr(config, attribute, servers.enter_context(embedded_server(registry[name], seed=config.seed)))
-        try:
-            return _drive(config, run_dir, started, progress, report_dir)
-        finally:
-            config.base_url = config.judge_base_url = None
+        reached = RunModels(generator=_reach(models.generator, servers, config.seed),
+                            judge=_reach(models.judge, servers, config.seed))
+        return _drive(config, reached, run_dir, started, progress, report_dir)
 
 
-def _drive(config: RunConfig, run_dir: Path, started: float, progress: bool | None,
-           report_dir: Path | None) -> dict[str, Any]:
-    from synth.report import write_report
+def _reach(end: Endpoint | None, servers: contextlib.ExitStack, seed: int) -> Endpoint | None:
+    """`end` with the address this session reaches it at; an embedded model's server starts here, once."""
+    from synth.llm.embedded import serving
 
+    if end is None:
+        return None
+    return replace(end, base_url=servers.enter_context(serving(end.spec, end.base_url, seed=seed)))
+
+
+def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, progress: bool | None,
+           report_dir: Path | None) -> SynthesisReport:
     db = _db(run_dir / "run.sqlite")
     slots = _slots(db)
     catalog = Catalog(config.catalog)
     dedup = catalog_dedup_filter(catalog, [(s["env_id"], s["topic"]) for s in slots.values()
                                            if s["status"] not in SKIPPED and s["topic"]])
-    graph, ctx, connection = _open_graph(run_dir, config, dedup=dedup)
+    graph, ctx, connection = _open_graph(run_dir, config, models, dedup=dedup)
     bar = _Progress(config.n, sys.stderr.isatty() if progress is None else progress)
     recorded = {k: s for k, s in slots.items() if s["status"] in FINAL and s["summary"]}
     counts = {status: sum(s["status"] == status for s in recorded.values()) for status in FINAL}
     summaries = {k: s["summary"] for k, s in recorded.items()}
     mp = multiprocessing.get_context("spawn")
     pool = cf.ProcessPoolExecutor(max_workers=max(1, config.workers), mp_context=mp, initializer=_worker_init,
-                                  initargs=(str(run_dir), asdict(config)))
+                                  initargs=(str(run_dir), asdict(config), models))
     in_flight: dict[cf.Future[dict[str, Any]], int] = {}
     interrupted = False
     stop = _StopFlag()

@@ -185,3 +185,37 @@ def test_synthesize_never_replaces_what_it_did_not_write(tmp_path):
     dedup = DedupFilter(threshold=0.85)
     for summary in catalog.list()[0]:
         assert dedup.accept(summary.id, summary.topic).accepted, summary.topic
+
+
+USER_FACING = [
+    "catalog.store.CatalogError", "catalog._sqlstate.StateError", "catalog.runtime.EnvLoadError",
+    "catalog.tasks.CheckError", "catalog.calls.CallFileError", "catalog.conventions.ConventionError",
+    "catalog.embeddings.EmbedderUnavailable", "verifier.isolation.IsolationUnavailable",
+    "verifier.audit.AuditError", "verifier.replay.ReplayError", "verifier.samples.CompositionError",
+    "synth.llm.errors.LLMError", "synth.llm.errors.UnknownModel", "synth.run.RunError",
+    "synth.blueprint.BlueprintError", "cli.UserError",
+]
+
+
+@pytest.mark.parametrize("dotted", USER_FACING)
+def test_user_facing_errors_share_one_base(dotted):
+    import importlib
+
+    from catalog.errors import EnvforgeError
+
+    module, name = dotted.rsplit(".", 1)
+    assert issubclass(getattr(importlib.import_module(module), name), EnvforgeError)
+
+
+def test_main_prints_any_envforge_error_as_one_line(monkeypatch, capsys):
+    """An error a user can fix, raised deep in a command (here an unreachable endpoint), is one line, exit 1."""
+    import cli
+    from synth.llm import EndpointUnreachable
+
+    def unreachable(args):
+        raise EndpointUnreachable("local-4b did not answer at http://127.0.0.1:8013/v1\nstart it with: make serve")
+
+    monkeypatch.setattr(cli, "cmd_models", unreachable)
+    assert cli.main(["models", "--no-probe"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("envforge: local-4b did not answer") and "make serve" in err[0]

@@ -31,6 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
+from catalog.errors import EnvforgeError
 from catalog.pids import process_alive
 from verifier._worker import VIOLATION_STATUS, ZYGOTE_BOOT
 
@@ -45,7 +46,7 @@ BWRAP_VAR = "ENVFORGE_BWRAP"
 _default: Isolation = "os"
 
 
-class IsolationUnavailable(RuntimeError):
+class IsolationUnavailable(RuntimeError, EnvforgeError):
     """Untrusted code would have to run without the OS sandbox; the message names the fix."""
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from catalog.calls import Call, as_call
 from catalog.delta import DeltaOp
+from catalog.errors import EnvforgeError
 from catalog.jsonable import canonical_json, pretty_json
 from catalog.models import Outcome, StepResult
 from catalog.render import format_op, render_delta
@@ -28,7 +29,7 @@ from verifier.session import SandboxRuntime, open_runtime
 __all__ = ["ReplayError", "ReplayStep", "ReplayResult", "replay", "resolve_state", "render_replay"]
 
 
-class ReplayError(Exception):
+class ReplayError(EnvforgeError):
     """The replay could not start or go on (the env would not reset, the sandbox could not restore it).
 
     `partial` holds the steps recorded before that, so nothing already run is lost.

@@ -20,12 +20,12 @@ from synth.llm.errors import (
     UnknownModel,
 )
 from synth.llm.jsonfix import detect_repetition, parse_json_loose, repair_json, validate
-from synth.llm.ledger import CallRecord, UsageLedger
+from synth.llm.ledger import CallRecord, Usage, UsageLedger
 from synth.llm.registry import ModelSpec, Registry, load_registry
 
 __all__ = [
     "CallRecord", "EmbeddedModelMissing", "EndpointUnreachable", "LLMClient", "LLMError", "LLMTimeout",
     "MalformedOutput", "ModelSpec", "RateLimited", "Registry", "RegistryError", "RepetitionError",
-    "RequestRejected", "ServerError", "UnknownModel", "UsageLedger", "detect_repetition", "load_registry",
+    "RequestRejected", "ServerError", "UnknownModel", "Usage", "UsageLedger", "detect_repetition", "load_registry",
     "open_client", "parse_json_loose", "probe", "repair_json", "schema_instruction", "validate",
 ]

@@ -271,15 +271,11 @@ def open_client(model: str | ModelSpec, ledger: UsageLedger | None = None, *, re
 
     ``kwargs`` go to :class:`LLMClient` (timeout, attempts, base_delay, reasks, seed, ...).
     """
-    spec = (registry or load_registry()).resolve(model) if isinstance(model, str) else model
-    if spec.embedded and not kwargs.get("base_url"):
-        from synth.llm.embedded import embedded_server
+    from synth.llm.embedded import serving
 
-        with embedded_server(spec, seed=kwargs.get("seed", 0)) as url, \
-                LLMClient(spec, ledger, **{**kwargs, "base_url": url}) as client:
-            yield client
-        return
-    with LLMClient(spec, ledger, **kwargs) as client:
+    spec = (registry or load_registry()).resolve(model) if isinstance(model, str) else model
+    with serving(spec, kwargs.pop("base_url", None), seed=kwargs.get("seed", 0)) as url, \
+            LLMClient(spec, ledger, **kwargs, base_url=url) as client:
         yield client
 
 
@@ -294,7 +290,7 @@ def probe(model: str | ModelSpec, *, registry: Registry | None = None, timeout: 
     result: dict[str, Any] = {"name": spec.name, "reachable": False, "detail": "", "models": [],
                               "base_url": spec.base_url, "embedded": spec.embedded}
     if spec.embedded:
-        from synth.llm.embedded import check_available, embedded_server
+        from synth.llm.embedded import check_available, serving
 
         try:
             gguf = check_available(spec)
@@ -305,7 +301,7 @@ def probe(model: str | ModelSpec, *, registry: Registry | None = None, timeout: 
             result.update(reachable=True, detail=f"embedded: available (GGUF found: {gguf.name})")
             return result
         try:
-            with embedded_server(spec) as url:
+            with serving(spec) as url:
                 sub = probe(ModelSpec(**{**spec.to_dict(), "base_url": url, "embedded": False}), timeout=timeout)
         except EndpointUnreachable as exc:
             result["detail"] = f"embedded: failed to start ({exc})"

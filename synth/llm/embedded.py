@@ -238,6 +238,23 @@ def embedded_server(spec: ModelSpec, *, threads: int | None = None, seed: int = 
                 _SHARED[key] = (server, users - 1)
 
 
+@contextmanager
+def serving(spec: ModelSpec, base_url: str | None = None, *, seed: int = 0) -> Iterator[str]:
+    """The address that reaches ``spec`` for the duration of the block.
+
+    ``base_url`` if given (a server this session already runs), else the embedded server started
+    (and stopped) for it, else the registry's address. The one place that decides whether a
+    server must be started, so the run, the simulators and ``open_client`` cannot disagree.
+    """
+    if base_url:
+        yield base_url
+    elif spec.embedded:
+        with embedded_server(spec, seed=seed) as url:
+            yield url
+    else:
+        yield spec.base_url
+
+
 def _stop_all() -> None:
     for server in list(_LIVE):
         server.stop(timeout=3)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from catalog.errors import EnvforgeError
+
 if TYPE_CHECKING:
     from synth.llm.ledger import CallRecord
 
 
-class LLMError(Exception):
+class LLMError(EnvforgeError):
     """Base class of every error of the LLM layer."""
 
     def __init__(self, message: str, *, record: CallRecord | None = None) -> None:

@@ -1,4 +1,4 @@
-"""Usage and cost accounting: one CallRecord per LLM call, aggregated per pipeline stage.
+"""Usage and cost accounting: one CallRecord per LLM call, summed as a Usage, aggregated per pipeline stage.
 
 The yield/cost report needs tokens, cost, wall time and errors per stage, taken from the API's
 ``usage`` fields rather than estimated. Worker threads share one ledger, so it is locked.
@@ -51,6 +51,45 @@ class CallRecord:
     def from_dict(cls, data: dict[str, Any]) -> CallRecord:
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass
+class Usage:
+    """What some calls cost, summed: a pipeline stage's answer, one simulated step, a judge's probes.
+
+    The one usage total of envforge (CallRecord is the single call it sums). ``add`` counts a
+    record once even if handed it twice (an error's record may already have been added).
+    """
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    _added: list[CallRecord] = field(default_factory=list, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, record: CallRecord | None, error: str | None = None) -> Usage:
+        """The usage of one model call (None: none was made), with the error it ended in, if any."""
+        return cls().add(record, error)
+
+    def add(self, record: CallRecord | None, error: str | None = None) -> Usage:
+        """Count `record` (once) and note `error`; returns self."""
+        if error:
+            self.errors.append(error)
+        if record is not None and all(r is not record for r in self._added):
+            self._added.append(record)
+            self.calls += 1
+            self.tokens_in += record.tokens_in
+            self.tokens_out += record.tokens_out
+            self.cost_usd += record.cost_usd
+            self.seconds += record.seconds
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"calls": self.calls, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+                "cost_usd": round(self.cost_usd, 8), "errors": self.errors}
 
 
 def _empty() -> dict[str, Any]:

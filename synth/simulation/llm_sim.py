@@ -11,14 +11,12 @@ would fail the same way. A timeout on one request is that sample's error, not th
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from catalog.bench import BenchItem, SimResult
 from constraints.extract import ExtractionError
 from constraints.simulate import item_spec
 from synth.llm import (
-    CallRecord,
     EndpointUnreachable,
     LLMClient,
     LLMError,
@@ -26,6 +24,7 @@ from synth.llm import (
     MalformedOutput,
     ModelSpec,
     Registry,
+    Usage,
     load_registry,
     schema_instruction,
 )
@@ -56,21 +55,10 @@ class _PromptTooLong(Exception):
     pass
 
 
-@dataclass
-class _Usage:
-    """Tokens, cost and time summed over the calls of one prediction."""
-
-    records: list[CallRecord] = field(default_factory=list)
-
-    def add(self, record: CallRecord | None) -> None:
-        if record is not None and all(r is not record for r in self.records):
-            self.records.append(record)
-
-    def result(self, **fields: Any) -> SimResult:
-        return SimResult(tokens_in=sum(r.tokens_in for r in self.records),
-                         tokens_out=sum(r.tokens_out for r in self.records),
-                         cost_usd=float(sum(r.cost_usd for r in self.records)),
-                         seconds=sum(r.seconds for r in self.records), **fields)
+def _result(usage: Usage, **fields: Any) -> SimResult:
+    """A SimResult carrying the usage of the prediction's calls."""
+    return SimResult(tokens_in=usage.tokens_in, tokens_out=usage.tokens_out, cost_usd=float(usage.cost_usd),
+                     seconds=usage.seconds, **fields)
 
 
 def _fatal(exc: LLMError) -> bool:
@@ -121,35 +109,35 @@ class LLMSim:
 
     def predict(self, item: BenchItem) -> SimResult:
         """One simulated step; raises only EndpointUnreachable (see the module docstring)."""
-        usage = _Usage()
+        usage = Usage()
         try:
             if self.mode == "plain":
                 return self._plain(item, usage)
             return self._constrained(item, usage)
         except _PromptTooLong as exc:
-            return usage.result(abstained=True, reason="prompt too long", error=str(exc))
+            return _result(usage, abstained=True, reason="prompt too long", error=str(exc))
         except LLMError as exc:
             if _fatal(exc):
                 raise
             usage.add(exc.record)
             raw = exc.raw if isinstance(exc, MalformedOutput) else None
-            return usage.result(abstained=True, reason="llm error", error=describe(exc), raw=raw)
+            return _result(usage, abstained=True, reason="llm error", error=describe(exc), raw=raw)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a reply the schema let through oddly
-            return usage.result(abstained=True, reason="unusable reply", error=f"{type(exc).__name__}: {exc}")
+            return _result(usage, abstained=True, reason="unusable reply", error=f"{type(exc).__name__}: {exc}")
 
-    def _plain(self, item: BenchItem, usage: _Usage) -> SimResult:
+    def _plain(self, item: BenchItem, usage: Usage) -> SimResult:
         answer = self._ask(plain_messages(item), PLAIN_SCHEMA, usage)
         ops = plain_ops(answer["config_changes"], item.state)
-        return usage.result(observation=parse_observation(answer["feedback"]), delta=ops, raw=_dump(answer))
+        return _result(usage, observation=parse_observation(answer["feedback"]), delta=ops, raw=_dump(answer))
 
-    def _constrained(self, item: BenchItem, usage: _Usage) -> SimResult:
+    def _constrained(self, item: BenchItem, usage: Usage) -> SimResult:
         try:
             spec = item_spec(item)
         except ExtractionError as exc:
-            return usage.result(abstained=True, reason=f"no constraint spec: {exc}")
+            return _result(usage, abstained=True, reason=f"no constraint spec: {exc}")
         tool = item.action.name
         if tool not in spec.tools:
-            return usage.result(abstained=True, reason=f"tool {tool!r} is not in the constraint spec")
+            return _result(usage, abstained=True, reason=f"tool {tool!r} is not in the constraint spec")
         messages = constrained_messages(item, spec)
         schema = constrained_schema(spec, tool)
         answer = self._ask(messages, schema, usage)
@@ -171,11 +159,11 @@ class LLMSim:
                 check = check_answer(second["observation"], second["delta"], item.state, spec, tool)
                 violations += [f"after re-ask: {v}" for v in check.violations]
                 answer, raw = second, raw + "\n--- re-ask ---\n" + _dump(second)
-        return usage.result(observation=parse_observation(answer["observation"]),
+        return _result(usage, observation=parse_observation(answer["observation"]),
                             delta=[op.to_dict() for op in check.kept], violations=violations,
                             repairs=check.dropped, reasks=reasks, raw=raw)
 
-    def _ask(self, messages: list[dict[str, str]], schema: dict[str, Any], usage: _Usage) -> dict[str, Any]:
+    def _ask(self, messages: list[dict[str, str]], schema: dict[str, Any], usage: Usage) -> dict[str, Any]:
         """One structured call within the model's context window; its record joins `usage`."""
         spec = self.client.spec
         chars = sum(len(m["content"]) for m in messages)

@@ -69,11 +69,11 @@ def test_blueprint_mode_registers_envs_and_sums_costs_exactly(scripted_model, tm
     scripted_model.script(respond)
     report = synthesize(RunConfig(n=2, backend="llm", model="scripted", catalog=str(tmp_path / "cat"), workers=1),
                         progress=False)
-    assert report["registered"] == 2
-    assert report["tokens_in"] == sum(s["usage"][0] for s in sent)
-    assert report["tokens_out"] == sum(s["usage"][1] for s in sent)
-    assert report["cost_usd"] == pytest.approx(_cost(sent), abs=1e-9)
-    assert report["stages"]["mine"]["llm_calls"] >= 2 and report["stages"]["plan"]["llm_calls"] >= 2
+    assert report.registered == 2
+    assert report.tokens_in == sum(s["usage"][0] for s in sent)
+    assert report.tokens_out == sum(s["usage"][1] for s in sent)
+    assert report.cost_usd == pytest.approx(_cost(sent), abs=1e-9)
+    assert report.stages["mine"].llm_calls >= 2 and report.stages["plan"].llm_calls >= 2
 
 
 def test_code_mode_corrects_failing_code_on_the_third_attempt(scripted_model, tmp_path):
@@ -98,13 +98,13 @@ def test_code_mode_corrects_failing_code_on_the_third_attempt(scripted_model, tm
     scripted_model.script(respond)
     report = synthesize(RunConfig(n=1, backend="llm", model="scripted", mode="code", catalog=str(tmp_path / "cat"),
                                   workers=1), progress=False)
-    assert report["registered"] == 1, report["rejections"]
-    code = report["stages"]["code"]
-    assert code["attempts"] == 3 and code["first_attempt_pass_rate"] == 1.0  # the call itself answered each time
-    assert report["stages"]["static_check"]["attempts"] == 3
-    assert report["stages"]["static_check"]["first_attempt_pass_rate"] == 0.0
+    assert report.registered == 1, report.rejections
+    code = report.stages["code"]
+    assert code.attempts == 3 and code.first_attempt_pass_rate == 1.0  # the call itself answered each time
+    assert report.stages["static_check"].attempts == 3
+    assert report.stages["static_check"].first_attempt_pass_rate == 0.0
     assert "syntax error" in prompts[1] and "missing from the code" in prompts[2]  # problems fed back
-    assert report["tokens_out"] == 20 + 10 + 3 * 300
+    assert report.tokens_out == 20 + 10 + 3 * 300
 
 
 def test_malformed_blueprint_answers_reject_the_slot_and_the_run_goes_on(scripted_model, tmp_path):
@@ -122,9 +122,9 @@ def test_malformed_blueprint_answers_reject_the_slot_and_the_run_goes_on(scripte
     scripted_model.script(respond)
     report = synthesize(RunConfig(n=1, backend="llm", model="scripted", catalog=str(tmp_path / "cat"), workers=1),
                         progress=False)
-    assert report["registered"] == 1
-    assert report["rejected"] == 1
-    assert "plan:" in report["rejections"][0]["reason"]
+    assert report.registered == 1
+    assert report.rejected == 1
+    assert "plan:" in report.rejections[0].reason
 
 
 def test_rate_limit_then_success_is_retried(scripted_model, tmp_path):
@@ -142,19 +142,19 @@ def test_rate_limit_then_success_is_retried(scripted_model, tmp_path):
     scripted_model.script(respond)
     report = synthesize(RunConfig(n=1, backend="llm", model="scripted", catalog=str(tmp_path / "cat"), workers=1),
                         progress=False)
-    assert report["registered"] == 1
-    assert report["stages"]["mine"]["final_pass_rate"] == 1.0
+    assert report.registered == 1
+    assert report.stages["mine"].final_pass_rate == 1.0
 
 
 def test_judge_model_probes_calls_and_its_cost_is_reported(scripted_model, tmp_path):
     scripted_model.script(lambda request: _reply({"outcome": "success"}, 200, 3))
     report = synthesize(RunConfig(n=1, catalog=str(tmp_path / "cat"), workers=1, judge_model="scripted", seed=2),
                         progress=False)
-    judge = report["judge"]
-    assert judge["probes"] > 0 and judge["disagreements"] > 0  # "always succeeds" is wrong about refused calls
-    assert judge["tokens_in"] == 200 * len(scripted_model.chat_requests)
-    assert judge["cost_usd"] == pytest.approx(len(scripted_model.chat_requests) * (200 * PRICE_IN + 3 * PRICE_OUT)
+    judge = report.judge
+    assert judge.probes > 0 and judge.disagreements > 0  # "always succeeds" is wrong about refused calls
+    assert judge.tokens_in == 200 * len(scripted_model.chat_requests)
+    assert judge.cost_usd == pytest.approx(len(scripted_model.chat_requests) * (200 * PRICE_IN + 3 * PRICE_OUT)
                                               / 1e6, abs=1e-9)
-    assert report["stages"]["gate"]["tokens_in"] == judge["tokens_in"]
+    assert report.stages["gate"].tokens_in == judge.tokens_in
     prompt = _messages({"body": scripted_model.chat_requests[0]})
     assert "Rules:" in prompt and "def " not in prompt  # the rules, never the code

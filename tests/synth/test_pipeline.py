@@ -27,15 +27,22 @@ def _user_envs(root: Path) -> list[str]:
 
 def test_small_run_registers_verified_envs_with_a_report(tmp_path):
     report = synthesize(RunConfig(n=3, catalog=str(tmp_path), workers=1, seed=11), progress=False)
-    assert report["registered"] == 3 == len(_user_envs(tmp_path))
+    assert report.registered == 3 == len(_user_envs(tmp_path))
     for key in ("run_id", "requested", "proposed", "deduplicated", "rejected", "registered", "yield", "tokens_in",
                 "tokens_out", "cost_usd", "wall_s", "stages"):
-        assert key in report
-    assert report["yield"] == round(3 / report["proposed"], 4)
-    assert set(report["stages"]) >= {"mine", "dedup", "plan", "code", "static_check", "execute", "gate", "register"}
-    run_dir = tmp_path / ".runs" / report["run_id"]
+        assert key in report.to_dict()
+    assert report.yield_ == round(3 / report.proposed, 4)
+    assert set(report.stages) >= {"mine", "dedup", "plan", "code", "static_check", "execute", "gate", "register"}
+    run_dir = tmp_path / ".runs" / report.run_id
     for name in ("report.json", "report.md", "distributions.png", "stages.png"):
         assert (run_dir / name).stat().st_size > 0
+    written = (run_dir / "report.json").read_text(encoding="utf-8")
+    assert written == json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n"
+    assert list(json.loads(written)) == [  # report.json's keys, in order, as before the report was typed
+        "run_id", "backend", "model", "mode", "seed", "requested", "proposed", "deduplicated", "existing", "rejected",
+        "failed", "registered", "yield", "tokens_in", "tokens_out", "cost_usd", "cost_per_registered_env_usd", "wall_s",
+        "stages", "rejections", "rejection_checks", "skipped_existing", "envs", "distinct_schemas", "distributions",
+        "judge", "mining", "sessions_wall_s", "plots", "catalog"]
     catalog = Catalog(tmp_path)
     with SandboxPool(workers=1) as pool:
         for env_id in _user_envs(tmp_path):
@@ -50,7 +57,7 @@ def test_small_run_registers_verified_envs_with_a_report(tmp_path):
 def test_same_seed_same_envs(tmp_path):
     first = synthesize(RunConfig(n=2, catalog=str(tmp_path / "a"), workers=1, seed=3), progress=False)
     second = synthesize(RunConfig(n=2, catalog=str(tmp_path / "b"), workers=1, seed=3), progress=False)
-    assert first["registered"] == second["registered"] == 2
+    assert first.registered == second.registered == 2
     ids = _user_envs(tmp_path / "a")
     assert ids == _user_envs(tmp_path / "b")
     for env_id in ids:
@@ -114,7 +121,7 @@ def test_ctrl_c_exits_130_with_the_resume_command_and_resume_completes(tmp_path)
 def test_a_slot_rewrites_only_the_env_it_wrote_and_never_a_hand_edit(tmp_path):
     """The register step's guard: resume may redo its own write; other writers' and edited envs are kept."""
     from catalog.models import Provenance
-    from synth.pipeline import _taken
+    from synth.nodes import _taken
 
     store = Catalog("/nonexistent-envforge-catalog").get("store")
     manifest = store.manifest.model_copy(update={"id": "shop", "provenance": Provenance(
