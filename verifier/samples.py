@@ -809,7 +809,10 @@ def export_failures(audit_dir: Path | str) -> list[BenchItem]:
     wins, torn lines are skipped). Order: as first seen in the file.
     """
     from verifier.audit import RESULTS_FILE, load_results
+    from verifier.simaudit.export import is_property_audit, load_counterexamples
 
+    if is_property_audit(audit_dir):  # audit-sim --property-based: its minimal counterexamples
+        return load_counterexamples(audit_dir)
     path = Path(audit_dir) / RESULTS_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: is {audit_dir} an audit folder (audit-sim --out)?")

@@ -9,8 +9,8 @@ its counterexamples into benchmark items.
 from verifier.simaudit.answers import Budget
 from verifier.simaudit.checks import PROPERTIES, SimProperty, simulator_property
 from verifier.simaudit.export import is_property_audit, load_counterexamples
-from verifier.simaudit.report import render_markdown
+from verifier.simaudit.report import property_summary, render_markdown, render_summary
 from verifier.simaudit.run import PropertyAudit, run_property_audit
 
 __all__ = ["Budget", "PROPERTIES", "PropertyAudit", "SimProperty", "is_property_audit", "load_counterexamples",
-           "render_markdown", "run_property_audit", "simulator_property"]
+           "property_summary", "render_markdown", "render_summary", "run_property_audit", "simulator_property"]

@@ -36,6 +36,9 @@ from verifier.typed_values import boundary, from_state, param_form, state_keys
 __all__ = ["Case", "CaseSource", "MAX_PREFIX", "fk_closed"]
 
 MAX_PREFIX = 3  # calls before the audited one (EnvSimBench steps come from short trajectories)
+SOURCE_WEIGHTS = (6, 2, 1, 1)  # an argument from: ids of the collection it names, realistic state values,
+# any candidate (generic text, huge numbers), the typed boundary values
+_EDGES = [sum(SOURCE_WEIGHTS[: i + 1]) for i in range(len(SOURCE_WEIGHTS))]
 KEEP_ODDS = 30  # a record is drawn 0..KEEP_ODDS and dropped at 0 (where shrinking goes): about 1 in 10 when generated
 
 
@@ -163,10 +166,13 @@ class CaseSource:
                 continue
             form = self.forms[tool][param.name]
             options, realistic_values = candidates.get(param, state)
-            keyed = from_state(form, state_keys(param.name, state))
-            realistic, every = from_state(form, realistic_values), from_state(form, options)
-            choices = [c for c in (keyed, keyed, keyed, realistic, every) if c is not None]
-            arguments[param.name] = data.draw(st.one_of(*choices, boundary(param, form)))
+            sources = [from_state(form, state_keys(param.name, state)), from_state(form, realistic_values),
+                       from_state(form, options), boundary(param, form)]
+            pick = data.draw(st.integers(0, sum(SOURCE_WEIGHTS) - 1))  # shrinks to 0: an id of the state
+            for strategy in sources[next(i for i, edge in enumerate(_EDGES) if pick < edge):]:
+                if strategy is not None:
+                    arguments[param.name] = data.draw(strategy)
+                    break
         return Action(name=tool, arguments=arguments)
 
     # --- execution ----------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from verifier.simaudit.run import PropertyAudit
     from verifier.simaudit.search import EnvSearch
 
-__all__ = ["build_report", "render_markdown", "write_report"]
+__all__ = ["build_report", "property_summary", "render_markdown", "render_summary", "write_report"]
 
 BAND_ORDER = ("failure", "0", "1-2", "3-6", "7-12", "13+")
 
@@ -94,6 +94,30 @@ def render_markdown(report: dict[str, Any]) -> str:
     if report["envs_skipped"]:
         lines += ["", "Envs skipped:", *(f"- {env}: {why}" for env, why in report["envs_skipped"].items())]
     return "\n".join(lines) + "\n"
+
+
+def property_summary(report: dict[str, Any]) -> dict[str, Any]:
+    """What `audit-sim --property-based --json` prints: the headline figures, per property tried/violations."""
+    return {"model": report["model"], "calls": report["calls"],
+            "properties": {name: {"tried": row["tried"], "violations": row["violations"]}
+                           for name, row in report["properties"].items()},
+            "counterexamples": report["counterexamples"], "tokens_in": report["tokens_in"],
+            "tokens_out": report["tokens_out"], "cost_usd": report["cost_usd"]}
+
+
+def render_summary(report: dict[str, Any]) -> str:
+    """A few lines for the terminal: per property tried/violations, each counterexample, usage."""
+    lines = [f"{report['model']} ({report['mode']}): {report['inputs']} inputs over {len(report['envs'])} envs, "
+             f"{report['calls']} model calls, {report['tokens_in']} tokens in / {report['tokens_out']} out, "
+             f"{report['cost_usd']:.4f} USD" + (" (budget spent)" if report["budget"]["exhausted"] else "")]
+    width = max(len(name) for name in report["properties"])
+    for name, row in report["properties"].items():
+        lines.append(f"  {name:<{width}}  tried {row['tried']:>4}  violations {row['violations']:>4}")
+    for c in report["counterexamples"]:
+        lines.append(f"  counterexample [{c['property']}] {c['env']}.{c['tool']}"
+                     f"({json.dumps(c['arguments'], ensure_ascii=False)}) on {c['records']} records"
+                     f"{'' if c['shrunk'] else ' (shrink stopped at the budget)'}: {c['detail']}")
+    return "\n".join(lines)
 
 
 def write_report(report: dict[str, Any], out: Path) -> None:

@@ -46,6 +46,7 @@ class PropertyAudit:
     budget: Budget = Budget()
     seed: int = 0
     examples: int | None = None  # per property and env; None: from the budget (see `examples_for`)
+    properties: list[str] | None = None  # names in checks.PROPERTIES; None: all of them
 
 
 def examples_for(budget: Budget, envs: int) -> int:
@@ -89,6 +90,10 @@ def run_property_audit(catalog: Catalog, simulator: Simulator, out: Path, audit:
     else:
         ids = list(dict.fromkeys(audit.env_ids))
     handles = [catalog.get(env_id) for env_id in ids]  # CatalogError names an unknown id
+    unknown = sorted(set(audit.properties or ()) - set(PROPERTIES))
+    if unknown:
+        raise ValueError(f"unknown simulator properties {unknown}. Known: {', '.join(PROPERTIES)}")
+    chosen = [PROPERTIES[name] for name in (audit.properties or list(PROPERTIES))]
     book = AnswerBook(simulator, out, audit.budget)
     examples = audit.examples or examples_for(audit.budget, len(handles))
     searches: list[EnvSearch] = []
@@ -110,7 +115,7 @@ def run_property_audit(catalog: Catalog, simulator: Simulator, out: Path, audit:
                 left = max(0, audit.budget.calls - book.calls)
                 book.ceiling = book.calls + left // (len(handles) - index)
             search = EnvSearch(source, spec, book, examples=examples, seed_value=audit.seed)
-            search.run(list(PROPERTIES.values()))
+            search.run(chosen)
             searches.append(search)
         tell("", len(handles), len(handles))
     finally:
