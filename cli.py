@@ -539,8 +539,10 @@ def _default_bench(args: argparse.Namespace) -> Path:
 
 
 def _export_default_bench(args: argparse.Namespace, bench: Path) -> None:
-    """A fresh catalog has no samples yet: export the default set (EnvSimBench composition, 400) where
-    `bench export` puts it, with its progress bar, and say so in one line."""
+    """Export the default samples a fresh catalog lacks, and say so in one line.
+
+    The EnvSimBench composition, 400 samples, with its progress bar, where `bench export` puts them.
+    """
     from catalog.envsimbench import write_jsonl
     from verifier.samples import Composition, export_samples
 

@@ -29,8 +29,8 @@ from catalog.models import Action, Outcome, Strata
 from catalog.store import EnvHandle
 from constraints.completeness import CandidateCache
 from constraints.spec import ConstraintSpec
-from verifier.sandbox import CallResult, Job, JobResult, SandboxPool
 from verifier.samples import _env_doc
+from verifier.sandbox import CallResult, Job, JobResult, SandboxPool
 from verifier.typed_values import boundary, from_state, param_form, state_keys
 
 __all__ = ["Case", "CaseSource", "MAX_PREFIX", "fk_closed"]
@@ -104,10 +104,10 @@ class CaseSource:
             self._context = {"kind": m.kind, "entry": m.entry or "", "code": self.handle.source(),
                              "doc": _env_doc(self.handle)}
         c = self._context
-        return BenchItem(id=item_id(self.id, state, action), env_id=self.id, env_kind=c["kind"],  # type: ignore[arg-type]
+        return BenchItem(id=item_id(self.id, state, action), env_id=self.id, env_kind=c["kind"],  # type: ignore[arg-type]  # sql | class
                          env_entry=c["entry"] or None, env_code=c["code"], env_doc=c["doc"], state=state,
                          action=action, observation=None, next_state=state, delta=[],
-                         strata=Strata.of(Outcome.SUCCESS, 0, len(action.arguments)))
+                         strata=Strata.of(Outcome.SUCCESS, 0, len(action.arguments)), task="")
 
     def sample(self, case: Case) -> BenchItem:
         """The case as a verified benchmark item (what `bench export --from-audit` writes)."""
@@ -131,11 +131,11 @@ class CaseSource:
             state = calls[-1].state
         action = self.action(state, data)
         calls = self.execute(state, [action.model_dump(mode="json")])
-        if calls is None or calls[0].state is None:
+        after = calls[0].state if calls else None
+        if calls is None or after is None:
             return None
         call = calls[0]
-        return Case(self.id, name, dropped, prefix, state, action, call.observation, call.delta, call.state,
-                    call.outcome)
+        return Case(self.id, name, dropped, prefix, state, action, call.observation, call.delta, after, call.outcome)
 
     def thin(self, state: dict[str, Any], data: st.DataObject) -> tuple[dict[str, Any], int]:
         """Drop drawn records of SQL tables, then every record whose foreign key would dangle."""

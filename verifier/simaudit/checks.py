@@ -129,8 +129,10 @@ def config(j: Judged) -> Verdict:
 
 
 def _failure_text(observation: Any) -> str | None:
-    """The error text of an observation that says the call failed (`{"success": false, "error": ...}` or
-    `{"error": ...}`), else None."""
+    """The error text of an observation that says the call failed, else None.
+
+    Failures read `{"success": false, "error": ...}` or `{"error": ...}`.
+    """
     value = parse_observation(observation)
     if isinstance(value, dict) and (value.get("success") is False or ("error" in value and "success" not in value)):
         return str(value.get("error") or value.get("message") or "")
@@ -239,8 +241,11 @@ def _parses(parse: Callable[[str], Any], text: str) -> bool:
 
 
 def schema_problem(spec: ConstraintSpec, state: dict[str, Any], changed: list[DeltaOp] | None = None) -> str | None:
-    """The first schema constraint `state` breaks: column types of the changed records, then non-null,
-    unique and foreign keys (verifier.properties' check), or None."""
+    """The first schema constraint `state` breaks, or None.
+
+    Column types of the changed records first, then non-null, unique and foreign keys (verifier.properties'
+    check).
+    """
     for op in changed or []:
         table = op.path[0] if op.path else None
         if table not in spec.tables or len(op.path) < 2 or op.op == "delete":
@@ -304,8 +309,11 @@ def _mentions(value: Any, key: str) -> bool:
 
 def unrelated_records(spec: ConstraintSpec, tool: ToolSpec, state: dict[str, Any],
                       action: Action) -> list[tuple[str, str]]:
-    """Records the call cannot depend on: in a collection outside the tool's read and write sets, plain
-    dict records, their key named by no argument and by no other record (no foreign key points at them)."""
+    """Records the call cannot depend on.
+
+    They are plain dict records in a collection outside the tool's read and write sets, their key named by
+    no argument and by no other record (no foreign key points at them).
+    """
     touched = _touched(tool)
     if touched is None:
         return []
@@ -342,8 +350,10 @@ def renamed(state: dict[str, Any], collection: str, key: str) -> dict[str, Any]:
 
 
 def with_copy(spec: ConstraintSpec, state: dict[str, Any], collection: str, key: str) -> dict[str, Any] | None:
-    """The state plus a copy of one record under a new key (unique text columns made distinct); None if
-    a unique column cannot be made distinct."""
+    """The state plus a copy of one record under a new key; None if a unique column cannot be made distinct.
+
+    Unique text columns of the copy get a prefix.
+    """
     new = _fresh_key(state[collection], key)
     record = dict(state[collection][key])
     for field in _key_fields(record, key):

@@ -1,5 +1,7 @@
-"""The property audit's report: per property the inputs tried, violations and the minimal counterexample;
-per tool and per |Δ| band the share of inputs breaking any property; calls, tokens and cost.
+"""The property audit's report, as JSON and Markdown.
+
+Per property the inputs tried, violations and the minimal counterexample; per tool and per |Δ| band
+the share of inputs breaking any property; calls, tokens and cost.
 
 `report.json` starts with the figures `audit-sim --property-based --json` promises (`model`,
 `calls`, `properties: {NAME: {tried, violations}}`, `counterexamples`, `tokens_in`, `tokens_out`,
@@ -121,6 +123,7 @@ def render_summary(report: dict[str, Any]) -> str:
 
 
 def write_report(report: dict[str, Any], out: Path) -> None:
+    """Write report.json and report.md into `out`."""
     (out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True, default=str)
                                      + "\n", encoding="utf-8")
     (out / "report.md").write_text(render_markdown(report), encoding="utf-8")

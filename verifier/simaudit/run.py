@@ -50,8 +50,9 @@ class PropertyAudit:
 
 
 def examples_for(budget: Budget, envs: int) -> int:
-    """Inputs per property and env: about a sixth of an env's share of the call budget (an input costs up to
-    four questions: the answer, its repeat and two metamorphic variants, plus shrinking), 3 to 100.
+    """Inputs per property and env: about a sixth of an env's share of the call budget, 3 to 100.
+
+    An input costs up to four questions (the answer, its repeat, two metamorphic variants), plus shrinking.
 
     >>> examples_for(Budget(calls=500), 4), examples_for(Budget(), 4)
     (20, 50)

@@ -67,8 +67,10 @@ class _Violation(Exception):
 
 
 class _Stop(Exception):
-    """Raised inside a run that found nothing yet once the budget refused a question: nothing more can be
-    learned (hypothesis then shrinks this input too, but every new question is refused at once)."""
+    """Raised inside a run that found nothing yet once the budget refused a question: nothing more to learn.
+
+    Hypothesis then shrinks this input too, but every new question is refused at once.
+    """
 
 
 class EnvSearch:
