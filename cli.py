@@ -381,16 +381,40 @@ def _default_bench(args: argparse.Namespace) -> Path:
     return Path(_catalog(args).root) / ".bench" / "samples.jsonl"
 
 
+def _export_default_bench(args: argparse.Namespace, bench: Path) -> None:
+    """Export the default samples a fresh catalog lacks, and say so in one line.
+
+    The EnvSimBench composition, 400 samples, with its progress bar, where `bench export` puts them.
+    """
+    from catalog.envsimbench import write_jsonl
+    from verifier.samples import Composition, export_samples
+
+    print(f"no exported samples yet: exporting the default set (envsimbench, 400 samples) to {bench} first",
+          file=sys.stderr)
+    bar = sys.stderr.isatty() and not args.json
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if bar:
+            sys.stderr.write(f"\r{stage}: {done}/{total}   ")
+            sys.stderr.flush()
+
+    result = export_samples(_catalog(args, write=True), Composition.envsimbench(400), seed=0, progress=progress)
+    if bar:
+        sys.stderr.write("\n")
+    bench.parent.mkdir(parents=True, exist_ok=True)
+    write_jsonl(result.items, bench)
+
+
 def cmd_audit_sim(args: argparse.Namespace) -> int:
-    from synth.llm import EndpointUnreachable, UnknownModel
     from synth.simulation import open_simulator
     from synth.simulators import audit_label
-    from verifier.audit import AuditAborted, AuditError, render_summary, run_audit
+    from verifier.audit import render_summary, run_audit
 
+    if args.property_based:
+        return _cmd_property_audit(args)
     bench = Path(args.bench) if args.bench else _default_bench(args)
     if not args.bench and not bench.is_file():
-        raise UserError(f"no exported samples at {bench}: run `python cli.py bench export --n 400` first "
-                        f"(or give --bench FILE)")
+        _export_default_bench(args, bench)
     items = _load_bench(bench)
     digest = hashlib.sha256(bench.read_bytes()).hexdigest()[:8]
     out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".audits" / (
@@ -405,12 +429,8 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
     try:
         with open_simulator(args.model, args.mode, args.on_violation, seed=args.seed) as simulator:
             report = run_audit(items, simulator, out, workers=args.workers, limit=args.limit, progress=progress)
-    except (UnknownModel, ValueError) as exc:
-        raise UserError(str(exc)) from exc
-    except (AuditAborted, EndpointUnreachable) as exc:
-        raise UserError(f"{exc}") from exc
-    except AuditError as exc:
-        raise UserError(str(exc)) from exc
+    except ValueError as exc:  # a bad mode or policy (unknown models, unreachable endpoints, aborted audits
+        raise UserError(str(exc)) from exc  # are EnvforgeErrors: main prints them)
     except KeyboardInterrupt:
         print(f"\ninterrupted; answered samples are kept in {out}/results.jsonl: rerun the same command to resume",
               file=sys.stderr)
@@ -423,6 +443,59 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
         return 0
     print(render_summary(report))
     print(f"report: {out / 'report.md'} (+ report.json, results.jsonl, plots)")
+    return 0
+
+
+def _add_property_flags(audit: argparse.ArgumentParser) -> None:
+    group = audit.add_argument_group("property-based audit")
+    group.add_argument("--property-based", action="store_true",
+                       help="generate inputs with hypothesis (states reached by real calls, typed and boundary "
+                            "arguments), judge each answer by execution and by properties every correct simulator "
+                            "has, shrink violations to minimal counterexamples; resumes from --out")
+    group.add_argument("--env", action="append", metavar="ID", help="with --property-based: audit this env "
+                                                                     "(repeatable; default: every catalog env)")
+    group.add_argument("--all", action="store_true", help="with --property-based: every catalog env (the default)")
+    group.add_argument("--budget", type=_POSITIVE, metavar="CALLS",
+                       help="with --property-based: most model calls, shrinking included (default: no limit), e.g. 500")
+    group.add_argument("--max-tokens", type=_POSITIVE, metavar="N",
+                       help="with --property-based: most tokens (in + out) over the audit (default: no limit)")
+
+
+def _cmd_property_audit(args: argparse.Namespace) -> int:
+    """`audit-sim --property-based`: the CLI builds the simulator, verifier.simaudit searches and reports."""
+    from synth.simulation import open_simulator
+    from synth.simulators import audit_label
+    from verifier.simaudit import Budget, PropertyAudit, property_summary, render_summary, run_property_audit
+
+    if args.env and args.all:
+        raise UserError("give --env ID or --all, not both")
+    out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".audits" / (
+        f"{audit_label(args.model, args.mode)}-properties-s{args.seed}")
+    audit = PropertyAudit(env_ids=args.env, budget=Budget(calls=args.budget, tokens=args.max_tokens), seed=args.seed)
+    bar = sys.stderr.isatty() and not args.json
+
+    def progress(env: str, done: int, total: int) -> None:
+        if bar:
+            sys.stderr.write(f"\r{done}/{total} envs searched {env}   ")
+            sys.stderr.flush()
+
+    try:
+        with open_simulator(args.model, args.mode, args.on_violation, seed=args.seed) as simulator:
+            report = run_property_audit(_catalog(args), simulator, out, audit, progress=progress)
+    except ValueError as exc:  # a bad mode or policy; the other errors are EnvforgeErrors main prints
+        raise UserError(str(exc)) from exc
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; answers are kept in {out}/answers.jsonl: rerun the same command to resume",
+              file=sys.stderr)
+        return 130
+    finally:
+        if bar:
+            sys.stderr.write("\n")
+    if args.json:
+        _print_json(property_summary(report))
+        return 0
+    print(render_summary(report))
+    print(f"report: {out / 'report.md'} (+ report.json, counterexamples.jsonl, answers.jsonl)")
     return 0
 
 
@@ -771,6 +844,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--out", metavar="DIR", help="results and report folder (default: under <catalog>/.audits)")
     audit.add_argument("--seed", type=int, default=0, help="request seed (default: 0)")
     audit.add_argument("--json", action="store_true", help="print the report as JSON")
+    _add_property_flags(audit)
     audit.set_defaults(handler=cmd_audit_sim)
 
     bench = commands.add_parser("bench", parents=[common], help="export/import verified benchmark samples "

@@ -51,6 +51,49 @@ def _pattern(path: list[str]) -> list[re.Pattern[str]]:
                                for part in re.split(r"(<[^>]*>)", key) if part) + r"\Z", re.DOTALL) for key in path]
 
 
+def write_patterns(tool: ToolSpec) -> list[list[re.Pattern[str]]] | None:
+    """The tool's write set as path patterns (`<id>` parts match any key); None if it is not fully known."""
+    if any(effect.unfollowed for effect in tool.effects):
+        return None
+    return [_pattern(effect.path) for effect in tool.effects]
+
+
+def in_write_set(patterns: list[list[re.Pattern[str]]], path: list[str]) -> bool:
+    """Whether `path` (or its plain form, for encoded class state) falls under one of the patterns."""
+    def matches(keys: list[str]) -> bool:
+        return any(all(pattern[i].match(keys[i]) for i in range(min(len(pattern), len(keys))))
+                   for pattern in patterns)
+    return matches(list(path)) or matches(list(plain_path(path)))
+
+
+def write_allowed(tool: ToolSpec, path: list[str]) -> bool | None:
+    """Whether a write to `path` is inside the tool's write set; None if the set is not known."""
+    patterns = write_patterns(tool)
+    return None if patterns is None else in_write_set(patterns, path)
+
+
+def schema_problem(spec: ConstraintSpec, state: dict[str, Any] | None) -> str | None:
+    """The first schema constraint (non-null, unique, foreign key) a SQL state breaks, or None."""
+    if not state or spec.kind != "sql":
+        return None
+    for table, schema in spec.tables.items():
+        rows = state.get(table, {})
+        for name, column in schema["columns"].items():
+            values = [r.get(name) for r in rows.values()]
+            if not column["optional"] and not column["primary_key"] and any(v is None for v in values):
+                return f"NULL in non-null column {table}.{name}"
+            present = [v for v in values if v is not None]
+            if column.get("unique") and len(present) != len({repr(v) for v in present}):
+                return f"duplicate values in unique column {table}.{name}"
+            if column.get("foreign_key"):
+                target = column["foreign_key"].split(".")[0]
+                keys = set(state.get(target, {}))
+                dangling = [v for v in present if str(v) not in keys]
+                if dangling:
+                    return f"{table}.{name} points to missing {column['foreign_key']} {dangling[0]!r}"
+    return None
+
+
 class PropertySuite:
     """The generic properties of one env, checked against a sandbox pool."""
 
@@ -70,7 +113,7 @@ class PropertySuite:
         self.candidates = CandidateCache()
         self._cache: dict[str, JobResult] = {}
         self._sequences: dict[str, Sequence] = {}
-        self._write_patterns = {name: self._patterns(tool) for name, tool in spec.tools.items()}
+        self._write_patterns = {name: write_patterns(tool) for name, tool in spec.tools.items()}
         self._forms = {tool: {p.name: param_form(p) for p in spec.tools[tool].params} for tool in spec.tools}
         self.faithful = not getattr(handle.manifest, "strict_args", True)
         self.failure = getattr(handle.manifest, "failure", None)
@@ -168,27 +211,9 @@ class PropertySuite:
         return state_name, actions
 
     # --- helpers of the properties ----------------------------------------------------------
-    def _patterns(self, tool: ToolSpec) -> list[list[re.Pattern[str]]] | None:
-        patterns = []
-        for effect in tool.effects:
-            if effect.unfollowed:
-                return None  # the write set is not fully known
-            patterns.append(_pattern(effect.path))
-        return patterns
-
     def _allowed(self, tool: str, path: list[str]) -> bool:
         patterns = self._write_patterns.get(tool)
-        if patterns is None:
-            return True
-        return self._matches(patterns, list(path)) or self._matches(patterns, list(plain_path(path)))
-
-    @staticmethod
-    def _matches(patterns: list[list[re.Pattern[str]]], path: list[str]) -> bool:
-        for pattern in patterns:
-            common = min(len(pattern), len(path))
-            if all(pattern[i].match(path[i]) for i in range(common)):
-                return True
-        return False
+        return True if patterns is None else in_write_set(patterns, path)
 
     def _readers(self) -> set[str]:
         """Tools that should not change state: declared or inferred reads, and tools named like reads."""
@@ -214,26 +239,6 @@ class PropertySuite:
         form = self._forms[tool][target]
         arguments[target] = ill_typed_value(form, arguments.get(target))
         return Action(name=tool, arguments=arguments)
-
-    def schema_problem(self, state: dict[str, Any] | None) -> str | None:
-        if not state or self.spec.kind != "sql":
-            return None
-        for table, schema in self.spec.tables.items():
-            rows = state.get(table, {})
-            for name, column in schema["columns"].items():
-                values = [r.get(name) for r in rows.values()]
-                if not column["optional"] and not column["primary_key"] and any(v is None for v in values):
-                    return f"NULL in non-null column {table}.{name}"
-                present = [v for v in values if v is not None]
-                if column.get("unique") and len(present) != len({repr(v) for v in present}):
-                    return f"duplicate values in unique column {table}.{name}"
-                if column.get("foreign_key"):
-                    target = column["foreign_key"].split(".")[0]
-                    keys = set(state.get(target, {}))
-                    dangling = [v for v in present if str(v) not in keys]
-                    if dangling:
-                        return f"{table}.{name} points to missing {column['foreign_key']} {dangling[0]!r}"
-        return None
 
     def _intent_search(self, simulator: PlanSimulator) -> Verdict:
 
@@ -302,7 +307,7 @@ class PropertySuite:
             result = self.pool.run(Job.for_env(self.handle, [], state_name=name, snapshot=True))
             if result.event:
                 return Verdict(False, {"state": name}, result.event)
-            problem = self.schema_problem(result.initial_state)
+            problem = schema_problem(self.spec, result.initial_state)
             if problem:
                 return Verdict(False, {"state": name}, problem)
         return Verdict(True)
@@ -379,7 +384,7 @@ class PropertySuite:
 
         def violated(seq: Sequence) -> str | None:
             for action, call in zip(seq[1], self.run(seq).calls, strict=False):
-                problem = self.schema_problem(call.state)
+                problem = schema_problem(self.spec, call.state)
                 if problem:
                     return f"after {action.name}: {problem}"
             return None

@@ -349,7 +349,7 @@ class ExportResult:
     report: ExportReport
 
 
-def _env_doc(handle: EnvHandle) -> str:
+def env_doc(handle: EnvHandle) -> str:
     m = handle.manifest
     lines = [m.name, m.description]
     if m.rules:
@@ -555,7 +555,7 @@ class _Exporter:
         step = StepResult(observation=json.loads(canonical_json(c.observation)), delta=ops,
                           outcome=Outcome(c.outcome), state=json.loads(canonical_json(expected)))
         item = BenchItem.from_step(c.env, state, action, step, env_kind=handle.manifest.kind,
-                                   env_entry=handle.manifest.entry, env_code=handle.source(), env_doc=_env_doc(handle))
+                                   env_entry=handle.manifest.entry, env_code=handle.source(), env_doc=env_doc(handle))
         if _sample_bucket(c.outcome, len(ops), arity) != c.bucket:
             return False, "bucket changed on re-execution", None
         return True, "", item
@@ -666,6 +666,10 @@ def export_failures(audit_dir: Path | str) -> list[BenchItem]:
     Reads `results.jsonl` of an audit folder with the audit's own reader (the last record of an id
     wins, torn lines are skipped). Order: as first seen in the file.
     """
+    from verifier.simaudit.export import is_property_audit, load_counterexamples
+
+    if is_property_audit(audit_dir):  # audit-sim --property-based: its minimal counterexamples
+        return load_counterexamples(audit_dir)
     path = Path(audit_dir) / RESULTS_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: is {audit_dir} an audit folder (audit-sim --out)?")
