@@ -376,21 +376,28 @@ def _load_bench(path: Path) -> list[Any]:
     return items
 
 
-def _default_bench(args: argparse.Namespace) -> Path:
+def _default_bench(args: argparse.Namespace, *, write: bool = False) -> Path:
     """The catalog's exported samples (`bench export` writes them there by default)."""
-    return Path(_catalog(args).root) / ".bench" / "samples.jsonl"
+    return Path(_catalog(args, write=write).root) / ".bench" / "samples.jsonl"
 
 
 def _export_default_bench(args: argparse.Namespace, bench: Path) -> None:
-    """Export the default samples a fresh catalog lacks, and say so in one line.
-
-    The EnvSimBench composition, 400 samples, with its progress bar, where `bench export` puts them.
-    """
+    """Export the default samples a fresh catalog lacks (what `bench export --n 400` does), saying so in one line."""
     from catalog.envsimbench import write_jsonl
-    from verifier.samples import Composition, export_samples
+    from verifier.compositions import Composition
 
     print(f"no exported samples yet: exporting the default set (envsimbench, 400 samples) to {bench} first",
           file=sys.stderr)
+    result = _export_with_progress(args, Composition.envsimbench(400), seed=0)
+    bench.parent.mkdir(parents=True, exist_ok=True)
+    write_jsonl(result.items, bench)
+
+
+def _export_with_progress(args: argparse.Namespace, composition: Any, *, seed: int, workers: int | None = None,
+                          env_ids: list[str] | None = None) -> Any:
+    """verifier.samples.export_samples with its progress on stderr (a terminal only, never with --json)."""
+    from verifier.samples import export_samples
+
     bar = sys.stderr.isatty() and not args.json
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -398,11 +405,12 @@ def _export_default_bench(args: argparse.Namespace, bench: Path) -> None:
             sys.stderr.write(f"\r{stage}: {done}/{total}   ")
             sys.stderr.flush()
 
-    result = export_samples(_catalog(args, write=True), Composition.envsimbench(400), seed=0, progress=progress)
-    if bar:
-        sys.stderr.write("\n")
-    bench.parent.mkdir(parents=True, exist_ok=True)
-    write_jsonl(result.items, bench)
+    try:
+        return export_samples(_catalog(args), composition, seed=seed, progress=progress,
+                              **({"workers": workers} if workers else {}), env_ids=env_ids)
+    finally:
+        if bar:
+            sys.stderr.write("\n")
 
 
 def cmd_audit_sim(args: argparse.Namespace) -> int:
@@ -514,11 +522,11 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
     from catalog.envsimbench import split_by_env
     from verifier.compositions import Composition, CompositionError
     from verifier.export_report import ExportReport, FailuresReport, render_export_report, render_written
-    from verifier.samples import export_failures, export_samples
+    from verifier.samples import export_failures
 
     fmt = args.format
-    default_name = "samples.jsonl" if fmt == "jsonl" else "samples.json"
-    out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".bench" / default_name
+    suffix = ".jsonl" if fmt == "jsonl" else ".json"
+    out = Path(args.out) if args.out else _default_bench(args, write=True).with_suffix(suffix)
     report: ExportReport | FailuresReport
     if args.from_audit:
         if not args.failures:
@@ -535,17 +543,8 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
             composition = Composition.parse(args.composition, args.n)
         except CompositionError as exc:
             raise UserError(str(exc)) from exc
-        bar = sys.stderr.isatty() and not args.json
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if bar:
-                sys.stderr.write(f"\r{stage}: {done}/{total}   ")
-                sys.stderr.flush()
-
-        result = export_samples(_catalog(args), composition, seed=args.seed, workers=args.workers,
-                                env_ids=args.env or None, progress=progress)
-        if bar:
-            sys.stderr.write("\n")
+        result = _export_with_progress(args, composition, seed=args.seed, workers=args.workers,
+                                       env_ids=args.env or None)
         items, report = result.items, result.report
     written = {}
     if args.split_by == "env":

@@ -77,6 +77,12 @@ def test_audit_with_an_unreachable_endpoint_says_how_to_start_one(tmp_path, cata
     assert "8013" in out.stderr and ("vllm" in out.stderr.lower() or "llamafactory" in out.stderr)
 
 
-def test_audit_without_exported_samples_explains(tmp_path):
-    out = run("audit-sim", "--model", "spec", catalog=tmp_path)
-    assert out.returncode == 1 and "bench export" in out.stderr
+def test_audit_on_a_fresh_catalog_exports_the_default_samples_first(tmp_path):
+    out = run("audit-sim", "--model", "spec", "--limit", "12", "--json", catalog=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "exporting the default set" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    bench = tmp_path / ".bench" / "samples.jsonl"
+    assert bench.is_file() and len(bench.read_text().splitlines()) > 100  # the reference envs alone fill 207 of 400
+    assert json.loads(out.stdout)["samples"] == 12
+    again = run("audit-sim", "--model", "spec", "--limit", "12", "--json", catalog=tmp_path)
+    assert again.returncode == 0 and "exporting" not in again.stderr  # exported once, then reused
