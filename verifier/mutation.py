@@ -248,13 +248,15 @@ def _walk(node: cst.CSTNode | None) -> list[cst.CSTNode]:
 def mutants_of(handle: EnvHandle) -> list[Mutant]:
     """Every single-change mutant of an env's code, operator by operator."""
     source = handle.source()
-    module = cst.parse_module(source)
+    # One wrapper for every mutant: positions are resolved once (a codegen of the whole module),
+    # not once per site; visiting never changes the wrapped module.
+    wrapper = cst.metadata.MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
     found: list[Mutant] = []
     for operator in OPERATORS:
         site = 0
         while True:
             mutator = _Mutator(operator, site, handle.manifest.entry)
-            mutated = cst.metadata.MetadataWrapper(module).visit(mutator)
+            mutated = wrapper.visit(mutator)
             if mutator.applied is None:
                 break
             line, description = mutator.applied

@@ -95,14 +95,19 @@ def test_tasks_are_unsolved_initially_and_solved_by_the_plans_prediction(domain,
 
 
 def test_two_hundred_designs_are_distinct_and_cover_every_delta_band():
-    """Variation is real: distinct table schemas, and |Δ| from 0 to 12+ across write tools."""
+    """Variation is real: distinct table schemas, and |Δ| from 0 to 12+ across write tools.
+
+    Measuring a design's deltas runs the spec simulator over its tools (~0.5 s each), so the band
+    survey stops once every band is seen (design 90 of 200 today); the schema survey covers all 200.
+    """
     from synth.procedural.tasks import write_delta_sizes
 
     signatures, bands = set(), set()
+    wanted = {"1-2", "3-6", "7-12", "13+"}
     for i in range(200):
         bp = design(DOMAINS[i % len(DOMAINS)], i)
         signatures.add(json.dumps(sorted((e.table, sorted(f.name for f in e.fields)) for e in bp.entities)))
-        if i % 2 == 0:
+        if i % 2 == 0 and not wanted <= bands:
             plan, _ = plan_of(bp)
             states = initial_states(bp)
             sizes = [*write_delta_sizes(bp, plan, states["default"]).values(),
@@ -111,7 +116,7 @@ def test_two_hundred_designs_are_distinct_and_cover_every_delta_band():
                 bands.add("0" if size == 0 else "1-2" if size <= 2 else "3-6" if size <= 6 else
                           "7-12" if size <= 12 else "13+")
     assert len(signatures) >= 190
-    assert {"1-2", "3-6", "7-12", "13+"} <= bands
+    assert wanted <= bands
 
 
 def test_delta_ops_from_plan_apply_cleanly():
