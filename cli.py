@@ -376,6 +376,22 @@ def _load_bench(path: Path) -> list[Any]:
     return items
 
 
+class _ProgressLine:
+    """One progress line rewritten in place on stderr: shown on a terminal only, never with --json."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.shown = sys.stderr.isatty() and not getattr(args, "json", False)
+
+    def show(self, text: str) -> None:
+        if self.shown:
+            sys.stderr.write(f"\r{text}   ")
+            sys.stderr.flush()
+
+    def end(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+
+
 def _default_bench(args: argparse.Namespace, *, write: bool = False) -> Path:
     """The catalog's exported samples (`bench export` writes them there by default)."""
     return Path(_catalog(args, write=write).root) / ".bench" / "samples.jsonl"
@@ -398,19 +414,13 @@ def _export_with_progress(args: argparse.Namespace, composition: Any, *, seed: i
     """verifier.samples.export_samples with its progress on stderr (a terminal only, never with --json)."""
     from verifier.samples import export_samples
 
-    bar = sys.stderr.isatty() and not args.json
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if bar:
-            sys.stderr.write(f"\r{stage}: {done}/{total}   ")
-            sys.stderr.flush()
-
+    line = _ProgressLine(args)
     try:
-        return export_samples(_catalog(args), composition, seed=seed, progress=progress,
+        return export_samples(_catalog(args), composition, seed=seed,
+                              progress=lambda stage, done, total: line.show(f"{stage}: {done}/{total}"),
                               **({"workers": workers} if workers else {}), env_ids=env_ids)
     finally:
-        if bar:
-            sys.stderr.write("\n")
+        line.end()
 
 
 def cmd_audit_sim(args: argparse.Namespace) -> int:
@@ -427,12 +437,10 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
     digest = hashlib.sha256(bench.read_bytes()).hexdigest()[:8]
     out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".audits" / (
         f"{audit_label(args.model, args.mode)}-{bench.stem}-{digest}")
-    bar = sys.stderr.isatty() and not args.json
+    line = _ProgressLine(args)
 
     def progress(done: int, total: int, record: dict[str, Any] | None) -> None:
-        if bar:
-            sys.stderr.write(f"\r{done}/{total} samples audited ")
-            sys.stderr.flush()
+        line.show(f"{done}/{total} samples audited")
 
     try:
         with open_simulator(args.model, args.mode, args.on_violation, seed=args.seed) as simulator:
@@ -444,8 +452,7 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 130
     finally:
-        if bar:
-            sys.stderr.write("\n")
+        line.end()
     if args.json:
         _print_json(report.to_dict())
         return 0
@@ -480,12 +487,10 @@ def _cmd_property_audit(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".audits" / (
         f"{audit_label(args.model, args.mode)}-properties-s{args.seed}")
     audit = PropertyAudit(env_ids=args.env, budget=Budget(calls=args.budget, tokens=args.max_tokens), seed=args.seed)
-    bar = sys.stderr.isatty() and not args.json
+    line = _ProgressLine(args)
 
     def progress(env: str, done: int, total: int) -> None:
-        if bar:
-            sys.stderr.write(f"\r{done}/{total} envs searched {env}   ")
-            sys.stderr.flush()
+        line.show(f"{done}/{total} envs searched {env}")
 
     try:
         with open_simulator(args.model, args.mode, args.on_violation, seed=args.seed) as simulator:
@@ -497,8 +502,7 @@ def _cmd_property_audit(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 130
     finally:
-        if bar:
-            sys.stderr.write("\n")
+        line.end()
     if args.json:
         _print_json(property_summary(report))
         return 0
