@@ -1,7 +1,7 @@
 """State deltas: the list of add/modify/delete ops between two canonical JSON states.
 
 Paths are tuples of keys, never dotted strings, so keys containing dots, slashes or any unicode
-are addressed exactly. Counting follows DESIGN.md (and EnvSimBench): a new key is one `add` of
+are addressed exactly. Counting follows docs/design.md (and EnvSimBench): a new key is one `add` of
 the whole value, a removed key one `delete`, a changed leaf one `modify`, and a changed list one
 `modify` of the whole list. Ops come out sorted by path, so equal changes give equal deltas.
 """

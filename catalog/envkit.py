@@ -1,6 +1,6 @@
 """What an environment module imports: the `Env` base class, `@tool`, `ok`/`fail`, `ToolError`.
 
-This is the authoring convention of DESIGN.md for SQL-state environments:
+This is the authoring convention of docs/design.md for SQL-state environments:
 
     Table = table_base()
 

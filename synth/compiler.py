@@ -1,4 +1,4 @@
-"""The blueprint compiler: writes an env module (DESIGN.md's SQL convention) from a blueprint.
+"""The blueprint compiler: writes an env module (docs/design.md's SQL convention) from a blueprint.
 
 Each archetype expands to a fixed, reviewed code shape: guards as `if <cond>: return
 fail(...)`, state reached only through `get`/`select`/attribute writes/`add`/`delete`, time and
