@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.bench import Simulator
+from catalog.strata import DELTA_BANDS
 from verifier.simaudit.answers import AnswerBook
 from verifier.simaudit.checks import PROPERTIES
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["build_report", "property_summary", "render_markdown", "render_summary", "write_report"]
 
-BAND_ORDER = ("failure", "0", "1-2", "3-6", "7-12", "13+")
+BAND_ORDER = ("failure", *DELTA_BANDS)  # the strata ladder's |Δ| bands, a failure first
 
 
 def _rates(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
