@@ -527,6 +527,7 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
     from verifier.compositions import Composition, CompositionError
     from verifier.export_report import ExportReport, FailuresReport, render_export_report, render_written
     from verifier.samples import export_failures
+    from verifier.simaudit.export import is_property_audit, load_counterexamples
 
     fmt = args.format
     suffix = ".jsonl" if fmt == "jsonl" else ".json"
@@ -536,7 +537,8 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
         if not args.failures:
             raise UserError("--from-audit needs --failures (the steps the audited simulator got wrong)")
         try:
-            items = export_failures(Path(args.from_audit))
+            audit_dir = Path(args.from_audit)  # a property audit's are its minimal counterexamples
+            items = load_counterexamples(audit_dir) if is_property_audit(audit_dir) else export_failures(audit_dir)
         except FileNotFoundError as exc:
             raise UserError(f"{args.from_audit}: no audit results there ({exc})") from exc
         report = FailuresReport(from_audit=args.from_audit, failures=len(items))

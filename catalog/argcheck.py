@@ -198,13 +198,13 @@ def _from_object(hint: Any, namespace: dict[str, Any] | None, depth: int) -> For
         return _from_object(supertype, namespace, depth + 1)
     origin = typing.get_origin(hint)
     if origin is None:
-        if hint in _LISTS or hint in (typing.List, typing.Sequence):
+        if hint in _LISTS or hint in (typing.List, typing.Sequence):  # noqa: UP006 (bare typing aliases are hints too)
             return Form("list", (ANY,))
-        if hint in _SETS or hint in (typing.Set, typing.FrozenSet):
+        if hint in _SETS or hint in (typing.Set, typing.FrozenSet):  # noqa: UP006
             return Form("set", (ANY,))
-        if hint in _DICTS or hint in (typing.Dict, typing.Mapping):
+        if hint in _DICTS or hint in (typing.Dict, typing.Mapping):  # noqa: UP006
             return Form("dict", (ANY, ANY))
-        if hint is tuple or hint is typing.Tuple:
+        if hint is tuple or hint is typing.Tuple:  # noqa: UP006
             return Form("tuple", (ANY,), variadic=True)
         return ANY  # a class of the env, a TypeVar, a pydantic model: not checked
     args = typing.get_args(hint)

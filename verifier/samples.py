@@ -666,10 +666,6 @@ def export_failures(audit_dir: Path | str) -> list[BenchItem]:
     Reads `results.jsonl` of an audit folder with the audit's own reader (the last record of an id
     wins, torn lines are skipped). Order: as first seen in the file.
     """
-    from verifier.simaudit.export import is_property_audit, load_counterexamples
-
-    if is_property_audit(audit_dir):  # audit-sim --property-based: its minimal counterexamples
-        return load_counterexamples(audit_dir)
     path = Path(audit_dir) / RESULTS_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: is {audit_dir} an audit folder (audit-sim --out)?")

@@ -90,8 +90,10 @@ def boundary(param: Param, form: Form) -> st.SearchStrategy[Any]:
 
 
 def _as_hinted(form: Form, value: Any) -> Any:
-    """A state value as the code holds it: JSON object keys are strings, so the ids of a dict keyed
-    by `int` come from the state as "7"; for an `int` hint they are offered as 7.
+    """A state value as the code holds it.
+
+    JSON object keys are strings, so the ids of a dict keyed by `int` come from the state as "7";
+    for an `int` hint they are offered as 7.
     """
     if isinstance(value, str) and re.fullmatch(r"-?\d{1,18}", value) and \
             (form.kind == "int" or (form.kind == "union" and any(m.kind == "int" for m in form.args))):

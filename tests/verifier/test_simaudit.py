@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
+import cli
 from catalog.bench import BenchItem, SimResult
 from catalog.store import Catalog
 from constraints.completeness import spec_of
 from constraints.simulate import SpecSimulator
 from tests.llm_server import ScriptedServer
 from verifier.metrics import parse_observation
-from verifier.samples import export_failures
 from verifier.simaudit import PROPERTIES, Budget, PropertyAudit, load_counterexamples, run_property_audit
 from verifier.simaudit.cases import fk_closed
 
@@ -192,7 +192,9 @@ def test_another_simulator_is_refused_in_the_folder(tmp_path: Path) -> None:
 def test_counterexamples_export_as_verified_samples(tmp_path: Path) -> None:
     _audit(tmp_path, WritesOnFailure(), "failure_changes_nothing")
     items = load_counterexamples(tmp_path / "audit")
-    assert items == export_failures(tmp_path / "audit")
+    out = tmp_path / "hard.jsonl"  # what `bench export --from-audit DIR --failures` writes from this folder
+    assert cli.main(["bench", "export", "--from-audit", str(tmp_path / "audit"), "--failures", "--out", str(out)]) == 0
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [i.id for i in items]
     (item,) = items
     assert item.strata.outcome == "failure" and item.delta == [] and item.next_state == item.state
     runtime = Catalog().get("library").runtime()  # the executed truth: a reference env runs in-process

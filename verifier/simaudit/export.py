@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from catalog.bench import BenchItem
-from verifier.simaudit.run import COUNTEREXAMPLES_FILE
+from verifier.simaudit.settings import COUNTEREXAMPLES_FILE
 
 __all__ = ["is_property_audit", "load_counterexamples"]
 

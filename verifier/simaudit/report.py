@@ -21,8 +21,8 @@ from verifier.simaudit.answers import AnswerBook
 from verifier.simaudit.checks import PROPERTIES
 
 if TYPE_CHECKING:
-    from verifier.simaudit.run import PropertyAudit
     from verifier.simaudit.search import EnvSearch
+    from verifier.simaudit.settings import PropertyAudit
 
 __all__ = ["build_report", "property_summary", "render_markdown", "render_summary", "write_report"]
 

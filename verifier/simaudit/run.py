@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,42 +24,16 @@ from constraints.completeness import spec_of
 from constraints.extract import ExtractionError
 from verifier.audit import AuditError
 from verifier.sandbox import DEFAULT_TIMEOUT, SandboxPool
-from verifier.simaudit.answers import AnswerBook, Budget
+from verifier.simaudit.answers import AnswerBook
 from verifier.simaudit.cases import CaseSource
 from verifier.simaudit.checks import PROPERTIES
 from verifier.simaudit.report import build_report, write_report
 from verifier.simaudit.search import EnvSearch
+from verifier.simaudit.settings import COUNTEREXAMPLES_FILE, META_FILE, PropertyAudit, examples_for
 
 __all__ = ["COUNTEREXAMPLES_FILE", "META_FILE", "PropertyAudit", "examples_for", "run_property_audit"]
 
-COUNTEREXAMPLES_FILE = "counterexamples.jsonl"
-META_FILE = "property_audit.json"
 ProgressFn = Callable[[str, int, int], None]
-
-
-@dataclass(frozen=True)
-class PropertyAudit:
-    """What to audit: which envs (None: every catalog env), the budget, the seed, inputs per property."""
-
-    env_ids: list[str] | None = None
-    budget: Budget = Budget()
-    seed: int = 0
-    examples: int | None = None  # per property and env; None: from the budget (see `examples_for`)
-    properties: list[str] | None = None  # names in checks.PROPERTIES; None: all of them
-
-
-def examples_for(budget: Budget, envs: int) -> int:
-    """Inputs per property and env: a third of an env's share of the call budget, 3 to 100.
-
-    An input costs up to four questions (the answer, its repeat, two metamorphic variants), but hypothesis
-    repeats inputs and some cannot be labelled (a crash), so a third uses most of a budget.
-
-    >>> examples_for(Budget(calls=500), 4), examples_for(Budget(), 4)
-    (41, 50)
-    """
-    if budget.calls is None:
-        return 50
-    return max(3, min(100, budget.calls // max(1, envs) // 3))
 
 
 def _claim(out: Path, simulator: Simulator) -> None:
