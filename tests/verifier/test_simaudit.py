@@ -229,11 +229,24 @@ def test_fk_closed_drops_rows_whose_parent_was_dropped() -> None:
 
 @pytest.mark.embedded_llm
 def test_embedded_smollm2_property_audit_end_to_end(tmp_path: Path) -> None:
-    from synth.simulation import open_simulator
+    """The card's command with the real embedded server and `--budget 20`, as a user runs it.
 
-    with open_simulator("smollm2-135m", "plain", seed=0) as simulator:
-        audit = PropertyAudit(env_ids=["library"], budget=Budget(calls=20))
-        report = run_property_audit(Catalog(), simulator, tmp_path / "audit", audit)
+    SmolLM2-135M is too weak to judge: under the JSON schema it usually runs to its output cap, so
+    most answers are unusable and the report says so. The test asserts the run, the budget and the
+    report, not a score (store in constrained mode: ~80 s on an idle 2-core machine).
+    """
+    import subprocess
+    import sys
+
+    out_dir = tmp_path / "audit"
+    command = [sys.executable, str(Path(cli.__file__)), "audit-sim", "--model", "smollm2-135m", "--property-based",
+               "--env", "store", "--budget", "20", "--mode", "constrained", "--out", str(out_dir), "--json",
+               "--catalog", str(tmp_path / "catalog")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
     assert 0 < report["calls"] <= 21  # a re-ask may cross the line by one
     assert set(report["properties"]) == set(PROPERTIES)
-    assert (tmp_path / "audit" / "report.md").is_file()
+    assert report["tokens_in"] > 0 and report["cost_usd"] == 0.0
+    text = (out_dir / "report.md").read_text()
+    assert "smollm2-135m" in text and f"{report['calls']} model calls (budget 20 calls)" in text
