@@ -215,8 +215,9 @@ class ToolEnv:
             answer = self._runtime.judge(self.task, self._initial)
             verdict["passed"], verdict["error"] = answer.get("final") is True, answer.get("error")
             return verdict
+        assert self._loaded is not None
         try:
-            verdict["passed"] = self.task.evaluate(self._initial, self._runtime.snapshot())
+            verdict["passed"] = self._loaded.checker(self.task)(self._initial, self._runtime.snapshot())
         except CheckError as exc:
             verdict["error"] = str(exc)
         return verdict
