@@ -17,7 +17,7 @@ def test_reference_solutions_earn_reward_and_terminate(reference, env_id):
         env = make(env_id, task=task.id, catalog=reference)
         observation, info = env.reset(seed=7)
         assert observation == task.instruction and info["task"] == task.id and info["state"] == task.state
-        assert info["seed"] == 7 and [t["function"]["name"] for t in info["tools"]] == \
+        assert info["seed"] == 7 and info["sandboxed"] is False and [t["function"]["name"] for t in info["tools"]] == \
             [t.name for t in reference.get(env_id).manifest.tools]
         assert env.evaluate()[0] == 0.0
         for number, action in enumerate(task.solution, 1):

@@ -133,7 +133,8 @@ class ToolEnv:
         self.steps, self._over = 0, None
         return self.instruction, {"env_id": self.env_id, "state": self.state_name,
                                   "task": self.task.id if self.task is not None else None,
-                                  "instruction": self.instruction, "tools": self.tools, "seed": seed}
+                                  "instruction": self.instruction, "tools": self.tools, "seed": seed,
+                                  "sandboxed": not self.in_process}
 
     def step(self, tool_call: dict[str, Any] | Action) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Execute one tool call; see the module docstring for reward, terminated and truncated."""

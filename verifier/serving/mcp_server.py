@@ -241,7 +241,7 @@ class _Handlers:
     @staticmethod
     def _reset_info(env: ToolEnv) -> dict[str, Any]:
         return {"env_id": env.env_id, "state": env.state_name, "task": env.task.id if env.task else None,
-                "instruction": env.instruction}
+                "instruction": env.instruction, "sandboxed": not env.in_process}
 
     # --- prompts ------------------------------------------------------------------------------
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
