@@ -11,7 +11,11 @@ mid-episode at once. Each instance's calls are its task's reference solution rep
 
 Prints sessions, peak RSS (MiB, the whole process), reset and step latency (p50/p99 per call,
 timed one by one) and steps per second (all steps over the wall time of the step rounds);
-also the time to make an instance and the RSS before any was made.
+also the time to make an instance and the RSS before any was made. `side_by_side` compares, on
+fresh SQL instances measured in the same run, a reset from the shared template against loading
+the state afresh, and an instance's first write with the env's shared engine (compiled statements
+shared) against an engine of its own (what `handle.runtime()` builds): first writes are the tail
+of the step latency, since each fresh instance loads the rows it touches into its ORM session.
 """
 
 from __future__ import annotations
@@ -40,6 +44,38 @@ def peak_rss_mb() -> float:
 def percentile(samples: list[float], share: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def side_by_side(catalog: Catalog, instances: int) -> dict[str, float]:
+    """Medians (ms) of reset and of a first write, the serving way vs the one-runtime way, and their ratios."""
+    from catalog.runtime import runtime_for
+    from catalog.store import runtime_options
+    from verifier.serving._code import loaded
+
+    figures: dict[str, list[float]] = {"reset_template": [], "reset_load": [], "first_write_shared": [],
+                                       "first_write_own": []}
+    for env_id in ("library", "bank", "clinic"):
+        handle = catalog.get(env_id)
+        code, m = loaded(handle), handle.manifest
+        task, kinds = handle.tasks()[0], {t.name: t.kind for t in m.tools}
+        write = next(a for a in task.solution or [] if kinds[a.name] == "write")
+        for number in range(instances):
+            shared = code.runtime()
+            own = runtime_for(code.module, m.kind, m.entry, **runtime_options(m))
+            started = time.perf_counter()
+            code.reset(shared, code.start(task.state))
+            figures["reset_template"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            own.reset(handle.state(task.state))
+            figures["reset_load"].append(time.perf_counter() - started)
+            for runtime, key in ((shared, "first_write_shared"), (own, "first_write_own"))[::1 if number % 2 else -1]:
+                started = time.perf_counter()
+                runtime.call(write)
+                figures[key].append(time.perf_counter() - started)
+    medians = {key: statistics.median(values) * 1000.0 for key, values in figures.items()}
+    return {**{f"{key}_ms": round(value, 3) for key, value in medians.items()},
+            "reset_speedup": round(medians["reset_load"] / medians["reset_template"], 1),
+            "first_write_speedup": round(medians["first_write_own"] / medians["first_write_shared"], 1)}
 
 
 def run(sessions: int, steps: int) -> dict[str, Any]:
@@ -80,7 +116,8 @@ def run(sessions: int, steps: int) -> dict[str, Any]:
             "step_p99_ms": round(percentile(step_times, 0.99) * ms, 3),
             "steps_per_s": round(len(step_times) / wall, 1),
             "make_p50_ms": round(statistics.median(make_times) * ms, 3), "rss_before_mb": round(baseline, 1),
-            "envs": list(ENVS), "outcomes": dict(sorted(outcomes.items()))}
+            "envs": list(ENVS), "outcomes": dict(sorted(outcomes.items())),
+            "side_by_side": side_by_side(catalog, max(8, sessions // 64))}
 
 
 def main() -> None:
@@ -98,6 +135,11 @@ def main() -> None:
     print(f"make p50 {result['make_p50_ms']} ms; reset p50 {result['reset_p50_ms']} ms")
     print(f"step p50 {result['step_p50_ms']} ms, p99 {result['step_p99_ms']} ms, {result['steps_per_s']} steps/s "
           f"(outcomes {result['outcomes']})")
+    side = result["side_by_side"]
+    print(f"side by side on fresh SQL instances: reset from the shared template {side['reset_template_ms']} ms vs "
+          f"loading the state {side['reset_load_ms']} ms ({side['reset_speedup']}x); first write with the shared "
+          f"engine {side['first_write_shared_ms']} ms vs an engine of its own {side['first_write_own_ms']} ms "
+          f"({side['first_write_speedup']}x)")
 
 
 if __name__ == "__main__":
