@@ -11,7 +11,8 @@ with SQLite's backup API (catalog/runtime.py). Only code that may run in this pr
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from catalog.runtime import ClassRuntime, SqlRuntime, StateTemplate, database_engine, load_module, runtime_for
@@ -28,6 +29,8 @@ class LoadedEnv:
         self.handle = handle
         name = f"envforge_served_{handle.id.replace('-', '_').replace('.', '_')}"
         self.module = load_module(handle.path / "env.py", name)
+        self.tasks: Mapping[str, Task] = MappingProxyType({t.id: t for t in handle.tasks()})  # shared: read-only
+        self.state_names: tuple[str, ...] = tuple(handle.state_names())
         # SQL envs: one engine for all instances, each its own database, compiled statements shared
         self._engine = database_engine() if handle.manifest.kind == "sql" else None
         self._builder = self.runtime()  # owns the templates; never handed to an instance

@@ -33,7 +33,9 @@ use one per concurrent episode.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from catalog.calls import CallFileError, as_tool_call
@@ -76,11 +78,15 @@ class ToolEnv:
         self.max_steps = max_steps
         self.terminate_on_success = terminate_on_success
         self.in_process = handle.reference if trusted is None else trusted
-        self._tasks = {t.id: t for t in handle.tasks()}
+        self._loaded = loaded(handle) if self.in_process else None
+        # an env's tasks and state names, read once (per process for in-process envs)
+        self.tasks: Mapping[str, Task] = self._loaded.tasks if self._loaded is not None else \
+            MappingProxyType({t.id: t for t in handle.tasks()})
+        self.state_names: tuple[str, ...] = self._loaded.state_names if self._loaded is not None else \
+            tuple(handle.state_names())
         self.task = self._task(task) if task is not None else None
         self._state_choice = state
         self.tool_descriptors = {t.name: t for t in handle.manifest.tools}
-        self._loaded = loaded(handle) if self.in_process else None
         self._runtime: SqlRuntime | ClassRuntime | SandboxRuntime = \
             self._loaded.runtime() if self._loaded is not None else SandboxRuntime(handle)
         self._initial: dict[str, Any] | None = None
@@ -193,9 +199,9 @@ class ToolEnv:
     def _task(self, task: str | Task) -> Task:
         if isinstance(task, Task):
             return task
-        if task not in self._tasks:
-            raise CatalogError(f"env {self.env_id!r} has no task {task!r}. Tasks: {', '.join(self._tasks) or 'none'}")
-        return self._tasks[task]
+        if task not in self.tasks:
+            raise CatalogError(f"env {self.env_id!r} has no task {task!r}. Tasks: {', '.join(self.tasks) or 'none'}")
+        return self.tasks[task]
 
     def _execute(self, tool_call: dict[str, Any] | Action) -> StepResult:
         if isinstance(tool_call, Action):
