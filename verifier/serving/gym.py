@@ -6,6 +6,8 @@
     ToolEnv.step(tool_call) -> (observation, reward: float, terminated: bool, truncated: bool, info: dict)
     ToolEnv.evaluate() -> (reward: float, details: dict)
     ToolEnv.tools -> list of OpenAI function schemas; ToolEnv.state() -> canonical snapshot
+    ToolEnv.instruction, .task, .tasks (id -> Task, read-only), .state_names, .initial_state,
+    .steps, .env_id, .handle, .in_process
     ToolEnv.close(); ToolEnv is a context manager
 
 The episode: `reset` starts from the task's state (or `state`, or the env's default) and returns
