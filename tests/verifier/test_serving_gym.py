@@ -104,9 +104,10 @@ def test_untrusted_env_runs_and_is_judged_in_the_sandbox(tmp_path):
         assert results[-1][1:3] == (1.0, True) and env.evaluate()[0] == 1.0
 
 
-@pytest.mark.parametrize("env_id", ["library", "bank", "clinic"])
-def test_shared_engine_runtimes_match_own_engine_runtimes(reference, env_id, runtimes):
-    """Instances sharing one engine (and its compiled statements) behave exactly as a runtime of its own."""
+@pytest.mark.parametrize("env_id", REFERENCE_IDS)
+def test_sibling_runtimes_match_a_runtime_of_its_own(reference, env_id, runtimes):
+    """Instances made as siblings (sharing class-derived parts and, for SQL, one engine and its compiled
+    statements) behave exactly as a runtime built on its own, and never share state with each other."""
     from verifier.serving._code import loaded
 
     handle = reference.get(env_id)
