@@ -78,6 +78,9 @@ def test_truncation_and_reset_options(reference):
         env.reset(options={"level": 3})
     with pytest.raises(CatalogError, match="no task"):
         env.reset(options={"task": "nope"})
+    with pytest.raises(CatalogError, match="no state"):
+        env.reset(options={"state": "nope"})
+    assert env.reset()[1]["state"] == "quiet"  # a failed reset changed nothing
 
 
 def test_no_task_means_no_reward(reference):
