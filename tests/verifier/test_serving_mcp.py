@@ -12,6 +12,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 ROOT = Path(__file__).resolve().parents[2]
 BORROW = {"member_id": "M002", "book_id": "B010"}
@@ -151,6 +152,9 @@ def test_http_all_picks_env_per_session(http_server):
             assert not (await session.call_tool("borrow_book", BORROW)).is_error
             missing = await session.call_tool("reset", {"env": "nope"})
             assert missing.is_error and "unknown env" in missing.content[0].text
+        async with _http_session(f"{http_server}?env=library&task=nope") as session:
+            with pytest.raises(MCPError, match="no task 'nope'"):
+                await session.list_tools()
 
     anyio.run(run)
 
