@@ -15,6 +15,7 @@ Runtimes hold no global state, so one can run inside a sandbox worker process.
 from __future__ import annotations
 
 import ast
+import copy
 import datetime as dt
 import hashlib
 import importlib.util
@@ -44,9 +45,10 @@ from catalog.models import Action, Convention, FailureConvention, Outcome, StepR
 from catalog.toolschema import describe_tool
 
 __all__ = ["Runtime", "SqlRuntime", "ClassRuntime", "StateTemplate", "StateError", "EnvLoadError", "load_module",
-           "find_entry", "runtime_for", "outcome_of", "local_module_names"]
+           "find_entry", "runtime_for", "outcome_of", "local_module_names", "database_engine"]
 
 StateError = _sqlstate.StateError
+database_engine = _sqlstate.database_engine
 
 
 class EnvLoadError(RuntimeError, EnvforgeError):
@@ -238,8 +240,12 @@ class StateTemplate:
 class SqlRuntime:
     """Runs an `Env` subclass over an in-memory SQLite database."""
 
-    def __init__(self, env_class: type[Env], *, strict_args: bool = True) -> None:
-        """`strict_args`: an ill-typed call is `invalid` and does not run (False: it runs, flagged)."""
+    def __init__(self, env_class: type[Env], *, strict_args: bool = True, engine: Any = None) -> None:
+        """`strict_args`: an ill-typed call is `invalid` and does not run (False: it runs, flagged).
+
+        `engine`: a `_sqlstate.database_engine()` this runtime takes its own database from, shared
+        by the runtimes of one env so they share compiled statements (default: an engine of its own).
+        """
         if not (isinstance(env_class, type) and issubclass(env_class, Env)):
             raise EnvLoadError(f"{env_class!r} is not an Env subclass")
         if not env_class.tables:
@@ -253,16 +259,44 @@ class SqlRuntime:
         self.tools = {name: describe_tool(name, getattr(env_class, name), kind)
                       for name, kind in env_class.__tools__.items()}
         self._signatures = _signatures(env_class, self.tools)
+        self._shared_engine = engine
+        self._open(schema_from=None)
+
+    def _open(self, schema_from: sqlite3.Connection | None) -> None:
+        """Give this runtime its own database: schema (DDL, or copied), change tracking, sessions."""
         self._templates: dict[str, StateTemplate] = {}
-        self._engine, self._raw = _sqlstate.memory_engine()
-        self._create_schema(self._engine)
+        bind: Any
+        if self._shared_engine is None:
+            self._engine, self._raw = _sqlstate.memory_engine()
+            bind = self._engine
+        else:
+            self._engine = self._shared_engine
+            bind = self._connection = self._engine.connect()  # held for the runtime's life: its database
+            self._raw = bind.connection.dbapi_connection
+        if schema_from is not None:
+            schema_from.backup(self._raw)  # the same schema by page copy (resets replace the rows anyway)
+        else:
+            self._create_schema(bind)
+            if bind is not self._engine:
+                bind.commit()
         self._tracker = _sqlstate.ChangeTracker(self._raw, self.codecs)
-        self._sessions = sessionmaker(self._engine, class_=Session, expire_on_commit=False)
+        self._sessions = sessionmaker(bind, class_=Session, expire_on_commit=False)
         event.listen(self._sessions, "loaded_as_persistent", _pin)
         event.listen(self._sessions, "pending_to_persistent", _pin)
         event.listen(self._sessions, "before_flush", _canonicalize_pending)
         self._session: Session | None = None
         self._env: Env | None = None
+
+    def sibling(self) -> SqlRuntime:
+        """Another runtime of this env with a database of its own (reset it before use).
+
+        It reuses what depends only on the env class (tool descriptors, signatures, codecs, the
+        schema, copied rather than created) and, with a shared `engine`, the compiled statements:
+        serving makes one per env instance. The two never share state.
+        """
+        twin = copy.copy(self)
+        twin._open(schema_from=self._raw)
+        return twin
 
     def _create_schema(self, engine: Any) -> None:
         for metadata in self._metadatas:
@@ -417,6 +451,15 @@ class ClassRuntime:
         self._instance: Any = None
         self._encoded = _tracking.Encoded({}, {})
 
+    def sibling(self) -> ClassRuntime:
+        """Another runtime of this class with no instance yet (reset it before use).
+
+        It reuses the tool descriptors, signatures and type names: serving makes one per env instance.
+        """
+        twin = copy.copy(self)
+        twin._instance, twin._encoded = None, _tracking.Encoded({}, {})
+        return twin
+
     @property
     def opaque(self) -> tuple[str, ...]:
         """Hidden attributes with no encoding (left out of hidden state: a lock, an open file)."""
@@ -554,16 +597,17 @@ def _reads_parameter(function: Callable[..., Any], name: str) -> bool:
 def runtime_for(module: ModuleType, kind: Literal["sql", "class"], entry: str | None = None, *,
                 init: InitMode = "auto", failure_exceptions: Sequence[str] = (), convention: Convention = "class",
                 failure: FailureConvention | dict[str, Any] | None = None,
-                strict_args: bool = True) -> SqlRuntime | ClassRuntime:
+                strict_args: bool = True, engine: Any = None) -> SqlRuntime | ClassRuntime:
     """Build the runtime of an env module: SQL, or a class (an imported convention made one).
 
     `strict_args=False` (imported envs): ill-typed calls run as Python would run them, flagged
-    `info["ill_typed"]`; strict (synthesized and reference envs): they are `invalid`.
+    `info["ill_typed"]`; strict (synthesized and reference envs): they are `invalid`. `engine`: see
+    `SqlRuntime` (SQL envs only).
     """
     from catalog.conventions import ConventionError, env_class
 
     if kind == "sql":
-        return SqlRuntime(find_entry(module, entry), strict_args=strict_args)
+        return SqlRuntime(find_entry(module, entry), strict_args=strict_args, engine=engine)
     if isinstance(failure, dict):
         failure = FailureConvention.model_validate(failure)
     if convention == "class":
