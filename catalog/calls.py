@@ -22,7 +22,7 @@ from typing import Any
 
 from catalog.errors import EnvforgeError
 
-__all__ = ["Call", "CallFileError", "as_call", "parse_calls", "read_calls"]
+__all__ = ["Call", "CallFileError", "as_call", "as_tool_call", "parse_calls", "read_calls"]
 
 
 class CallFileError(ValueError, EnvforgeError):
@@ -81,6 +81,13 @@ def as_call(item: Any, where: str) -> Call:
         raise CallFileError(f"{where}: unexpected keys {', '.join(unknown)} (a call is {{\"name\", \"arguments\"}})")
     arguments, problem = _arguments(item.get("arguments"))
     return Call(item["name"], arguments, where, problem, item.get("arguments"))
+
+
+def as_tool_call(item: Any, where: str = "tool call") -> Call:
+    """A `{"name", "arguments"}` object or an OpenAI tool call `{"id", "type", "function": {...}}` as a Call."""
+    if isinstance(item, dict) and isinstance(item.get("function"), dict):
+        return _function(item["function"], f"{where}.function")
+    return as_call(item, where)
 
 
 def _message_calls(message: Any, where: str) -> list[Call]:

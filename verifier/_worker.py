@@ -72,13 +72,23 @@ def _leftovers(baseline: dict[str, Any]) -> str | None:
     return f"{changed[0]} changed" if changed else None
 
 
-def _run_task(runtime: Any, task: dict[str, Any]) -> dict[str, Any]:
-    """Evaluate a task's check on its initial state, and after its reference solution if any."""
+def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Evaluate a task's check on its initial state, and after its reference solution if any.
+
+    Given the `initial` state a session started from (verifier/serving/), it judges the worker's
+    current state instead: `final` is `check(initial, current)`.
+    """
     from catalog.tasks import Task
 
     parsed = Task.model_validate(task)
-    initial = runtime.snapshot()
     out: dict[str, Any] = {"task": parsed.id, "initial": None, "final": None, "error": None, "solution_failed": None}
+    if initial is not None:
+        try:
+            out["final"] = parsed.evaluate(initial, runtime.snapshot())
+        except Exception as exc:
+            out["error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    initial = runtime.snapshot()
     try:
         out["initial"] = parsed.evaluate(initial, initial)
         if parsed.solution:
@@ -338,7 +348,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                 continue
             event = None
             if job.get("task") is not None:
-                if not channel.send(_run_task(runtime, job["task"])):
+                if not channel.send(_run_task(runtime, job["task"], job.get("task_initial"))):
                     event = "output_too_large"
             for action in job["actions"]:
                 before = fingerprint(env_globals)

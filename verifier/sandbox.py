@@ -57,6 +57,7 @@ class Job:
     state: dict[str, Any] | None = None
     snapshot: bool = False
     task: dict[str, Any] | None = None
+    task_initial: dict[str, Any] | None = None  # judge `task` on (this, the current state) instead
     describe: bool = False  # the ready frame also lists the tool descriptors
     resume: bool = False  # continue from the worker's current state instead of resetting
     hidden: bool = False  # states include hidden state (class envs' private attributes)

@@ -14,6 +14,7 @@ from typing import Any
 from catalog.models import Action, Outcome, StepResult, ToolDescriptor
 from catalog.runtime import ClassRuntime, SqlRuntime
 from catalog.store import EnvHandle
+from catalog.tasks import Task
 from verifier._worker import STALE
 from verifier.executor import to_step
 from verifier.sandbox import DEFAULT_TIMEOUT, Job, JobResult, SandboxPool
@@ -47,9 +48,12 @@ class SandboxRuntime:
     def close(self) -> None:
         self._pool.close()
 
-    def _job(self, actions: list[dict[str, Any]], *, snapshot: bool, resume: bool, hidden: bool = False) -> JobResult:
+    def _job(self, actions: list[dict[str, Any]], *, snapshot: bool, resume: bool, hidden: bool = False,
+             task: Task | None = None, task_initial: dict[str, Any] | None = None) -> JobResult:
         job = Job.for_env(self.handle, actions, state=None if resume else self._start, snapshot=snapshot)
         job.resume, job.hidden = resume, hidden
+        if task is not None:
+            job.task, job.task_initial = task.model_dump(mode="json"), task_initial
         result = self._pool.run(job)
         if resume and result.event == STALE:  # the pool had to start a new worker: restore, then ask again
             self._fresh = True
@@ -86,6 +90,17 @@ class SandboxRuntime:
             # crashes and invalid calls roll back, and sandbox events (timeout...) end the worker
             self._history.append(data)
         return step
+
+    def judge(self, task: Task, initial: dict[str, Any]) -> dict[str, Any]:
+        """`task`'s check on (`initial`, the current state), run in the worker: checks are code too.
+
+        Returns the worker's task frame: `final` (the verdict, None if it did not run) and `error`.
+        """
+        self._ensure_current()
+        result = self._job([], snapshot=False, resume=True, task=task, task_initial=initial)
+        if result.event or result.task is None:
+            return {"final": None, "error": f"sandbox: {result.event or 'no answer'}"}
+        return result.task
 
     def snapshot(self, hidden: bool = False) -> dict[str, Any]:
         self._ensure_current()

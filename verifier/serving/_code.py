@@ -1,0 +1,67 @@
+"""Env code loaded once per process and shared by every instance of that env.
+
+Serving makes many instances of few envs (one per episode, per MCP session, per rollout). Loading
+`env.py` and building a state's SQLite template are the slow parts of starting one, and both
+depend only on the env's files, so they are done once per (env folder, content hash) and state:
+each instance gets its own runtime (its own database or object), reset from the shared template
+with SQLite's backup API (catalog/runtime.py). Only code that may run in this process comes here
+(reference envs, or envs the caller vouches for); the caller decides that.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from catalog.runtime import ClassRuntime, SqlRuntime, StateTemplate, load_module, runtime_for
+from catalog.store import EnvHandle, runtime_options
+
+__all__ = ["LoadedEnv", "loaded"]
+
+
+class LoadedEnv:
+    """One env's module and its state templates; `runtime()` builds an instance's own runtime."""
+
+    def __init__(self, handle: EnvHandle) -> None:
+        self.handle = handle
+        name = f"envforge_served_{handle.id.replace('-', '_').replace('.', '_')}"
+        self.module = load_module(handle.path / "env.py", name)
+        self._builder = self.runtime()  # owns the templates; never handed to an instance
+        self._named: dict[str, StateTemplate | dict[str, Any]] = {}
+        self.lock = threading.Lock()  # template building, and backups out of a shared template
+
+    def runtime(self) -> SqlRuntime | ClassRuntime:
+        m = self.handle.manifest
+        return runtime_for(self.module, m.kind, m.entry, **runtime_options(m))
+
+    def start(self, state: str | dict[str, Any]) -> StateTemplate | dict[str, Any]:
+        """What `runtime.reset` takes for `state` (a state name or a state): built once, then shared."""
+        with self.lock:
+            if isinstance(state, str):
+                if state not in self._named:
+                    self._named[state] = self._template(self.handle.state(state))
+                return self._named[state]
+            return self._template(state)
+
+    def _template(self, state: dict[str, Any]) -> StateTemplate | dict[str, Any]:
+        # SQL envs: a database copied page by page on reset; class envs decode the state afresh on
+        # each reset (codec.decode builds new objects), so the dict itself is the template.
+        return self._builder.template(state) if isinstance(self._builder, SqlRuntime) else state
+
+    def reset(self, runtime: SqlRuntime | ClassRuntime, start: StateTemplate | dict[str, Any]) -> None:
+        """Reset an instance's runtime to a template (the lock keeps concurrent backups of one template apart)."""
+        with self.lock:
+            runtime.reset(start)  # type: ignore[arg-type]
+
+
+_LOADED: dict[tuple[str, str | None], LoadedEnv] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def loaded(handle: EnvHandle) -> LoadedEnv:
+    """The process-wide LoadedEnv of `handle`'s folder as it is now (an edited env loads afresh)."""
+    key = (str(handle.path.resolve()), handle.manifest.content_hash)
+    with _LOADED_LOCK:
+        if key not in _LOADED:
+            _LOADED[key] = LoadedEnv(handle)
+        return _LOADED[key]
