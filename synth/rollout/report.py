@@ -30,7 +30,7 @@ def _group(trajectories: Sequence[dict[str, Any]], key: Any) -> dict[str, dict[s
     for t in trajectories:
         groups.setdefault(str(key(t)), []).append(t)
     out = {}
-    for name in sorted(groups, key=lambda k: (len(k), k)):
+    for name in sorted(groups, key=lambda k: (int(k), "") if k.isdigit() else (0, k)):
         members = groups[name]
         wins = sum(1 for t in members if t["success"])
         out[name] = {"trajectories": len(members), "successes": wins, "success_rate": _rate(wins, len(members)),

@@ -30,14 +30,15 @@ from typing import Any
 from catalog.bench import Simulator
 from catalog.errors import EnvforgeError
 from catalog.store import Catalog, EnvHandle
-from synth.rollout.agents import Agent
+from synth.rollout.agents import Agent, ReferenceAgent
 from synth.rollout.episode import Unit, run_episode
 from synth.rollout.steps import EnvSteps, VerifiedSteps, bench_template
 from synth.rollout.trajectory import TRAJECTORIES_FILE, Trajectory, load_trajectories
 from verifier.audit_results import repair_tail, write_json
 from verifier.samples import env_doc
+from verifier.serving import make
 
-__all__ = ["META_FILE", "RolloutConfig", "RolloutError", "RunResult", "plan_units", "run_rollouts"]
+__all__ = ["META_FILE", "RolloutConfig", "RolloutError", "RunResult", "plan_units", "reference_agent", "run_rollouts"]
 
 META_FILE = "rollout.json"
 LOCK_FILE = ".rollout.lock"
@@ -93,6 +94,12 @@ def plan_units(catalog: Catalog, env_ids: Sequence[str] | None, task_id: str | N
     return units, skipped
 
 
+def reference_agent(unit: Unit, handle: EnvHandle) -> Agent:
+    """The agent of `--model reference`: the unit's task's reference solution (none: an empty one)."""
+    task = next(t for t in handle.tasks() if t.id == unit.task_id)
+    return ReferenceAgent(task.solution or [])
+
+
 @contextmanager
 def _locked(out: Path) -> Iterator[None]:
     with (out / LOCK_FILE).open("w") as lock:
@@ -123,11 +130,10 @@ def _read_meta(out: Path) -> dict[str, Any]:
 
 def _episode(unit: Unit, catalog: Catalog, config: RolloutConfig, agent_factory: AgentFactory,
              simulator: Simulator | None) -> Trajectory:
-    from verifier.serving import make
-
-    handle = catalog.get(unit.env_id)
-    doc = env_doc(handle)
-    with make(unit.env_id, task=unit.task_id, catalog=catalog, max_steps=config.max_steps) as env:
+    """One unit on its own env instance; the agent decides when it is done (no termination on success)."""
+    with make(unit.env_id, task=unit.task_id, catalog=catalog, terminate_on_success=False) as env:
+        handle = env.handle
+        doc = env_doc(handle)
         steps: EnvSteps | VerifiedSteps = EnvSteps(env)
         if simulator is not None:
             template = bench_template(handle.id, handle.manifest.kind, handle.manifest.entry, handle.source(), doc)
