@@ -1,0 +1,204 @@
+"""Rollouts end to end: the reference agent, verified simulated rollouts, and a model agent over real HTTP.
+
+The model agent runs the real `openai` client against tests/llm_server.py's scripted server;
+envs are the shipped reference envs (in-process) through the real gym API (verifier.serving).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from catalog.bench import BenchItem, SimResult
+from catalog.store import Catalog
+from constraints.simulate import SpecSimulator
+from synth.rollout import (
+    TRAJECTORIES_FILE,
+    ModelAgent,
+    RolloutConfig,
+    RolloutError,
+    build_report,
+    plan_units,
+    reference_agent,
+    run_rollouts,
+)
+from tests.llm_server import Reply
+
+ROOT = Path(__file__).resolve().parents[2]
+ROLES = {"system", "user", "assistant", "tool"}
+
+
+def assert_openai_messages(messages: list[dict[str, Any]]) -> None:
+    """The OpenAI chat structure: system, user, then assistant turns whose every tool call a tool message answers."""
+    assert [m["role"] for m in messages[:2]] == ["system", "user"]
+    assert all(m["role"] in ROLES and isinstance(m["content"], str) for m in messages)
+    pending: list[str] = []
+    for message in messages[2:]:
+        if message["role"] == "assistant":
+            assert not pending, "a new assistant turn before every tool call was answered"
+            for call in message.get("tool_calls", []):
+                assert call["type"] == "function" and isinstance(call["id"], str)
+                assert isinstance(call["function"]["name"], str) and isinstance(call["function"]["arguments"], str)
+                pending.append(call["id"])
+        elif message["role"] == "tool":
+            assert message["tool_call_id"] == pending.pop(0)
+        else:
+            raise AssertionError(f"unexpected {message['role']} message after the first turn")
+    assert not pending and messages[-1]["role"] == "assistant" and "tool_calls" not in messages[-1]
+
+
+def lines(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / TRAJECTORIES_FILE).read_text(encoding="utf-8").splitlines()]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+
+
+def test_reference_rollout_solves_every_task_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "ref"
+    done = cli("rollout", "--model", "reference", "--all", "--out", str(out), "--json", "--catalog", str(tmp_path / "c"))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary == {"model": "reference", "trajectories": 15, "success_rate": 1.0, "tokens_in": 0,
+                       "tokens_out": 0, "cost_usd": 0.0}
+    trajectories = lines(out)
+    assert len(trajectories) == 15 and all(t["success"] and t["reward"] == 1.0 for t in trajectories)
+    for t in trajectories:
+        assert_openai_messages(t["messages"])
+        assert {tool["function"]["name"] for tool in t["tools"]} >= {s["name"] for s in t["steps"]}
+        calls = [c for m in t["messages"] for c in m.get("tool_calls", [])]
+        assert len(calls) == len(t["steps"]) == t["metadata"]["solution_length"]
+        assert all(isinstance(json.loads(s["delta_json"]), list) for s in t["steps"])
+    report = json.loads((out / "report.json").read_text())
+    assert report["by_env"]["library"]["success_rate"] == 1.0 and (out / "report.md").is_file()
+    assert (out / "rollouts.png").stat().st_size > 0
+    again = cli("rollout", "--model", "reference", "--all", "--out", str(out), "--json", "--catalog",
+                str(tmp_path / "c"))
+    assert again.returncode == 0 and json.loads(again.stdout)["trajectories"] == 15
+    assert len(lines(out)) == 15  # nothing run twice
+    other = cli("rollout", "--model", "reference", "--all", "--max-steps", "3", "--out", str(out), "--catalog",
+                str(tmp_path / "c"))
+    assert other.returncode == 1 and other.stderr.count("\n") == 1 and "another configuration" in other.stderr
+
+
+def test_reference_rollout_with_spec_simulator_verifies_every_trajectory(tmp_path: Path) -> None:
+    done = cli("rollout", "--model", "reference", "--all", "--simulator", "spec", "--out", str(tmp_path / "s"),
+               "--json", "--catalog", str(tmp_path / "c"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["verified"] == 15
+    report = json.loads((tmp_path / "s" / "report.json").read_text())
+    assert report["verified_yield"] == 1.0 and report["steps_verified"] == report["simulated_steps"] > 15
+    assert all(s["sim"]["verified"] for t in lines(tmp_path / "s") for s in t["steps"])
+
+
+class WrongAt:
+    """The spec-only simulator, except that its answer to the `wrong`-th call of an episode drops the delta."""
+
+    name, mode = "wrong-at", "scripted"
+
+    def __init__(self, wrong: int) -> None:
+        self.wrong, self.asked = wrong, 0
+        self.inner = SpecSimulator()
+
+    def predict(self, item: BenchItem) -> SimResult:
+        answer = self.inner.predict(item)
+        self.asked += 1
+        if self.asked - 1 == self.wrong:
+            answer.delta = []
+        return answer
+
+
+def test_a_wrong_simulated_step_is_caught_at_that_step(tmp_path: Path) -> None:
+    catalog = Catalog(tmp_path / "c")
+    units, _ = plan_units(catalog, ["library"], "library-borrow-calvino")
+    simulator = WrongAt(1)  # step 0 searches (read), step 1 borrows: its state change is dropped
+    result = run_rollouts(catalog, units, RolloutConfig("reference", simulator="wrong-at"), tmp_path / "o",
+                          agent_factory=reference_agent, simulator=simulator, concurrency=1)
+    (t,) = result.trajectories
+    assert t["verified"] is False and t["first_divergence"] == {"step": 1, "tool": "borrow_book",
+                                                                 "what": "state differ"}
+    assert [s["sim"]["verified"] for s in t["steps"]] == [True, False]
+    assert t["steps"][1]["sim"]["fm"] is True and json.loads(t["steps"][1]["sim"]["predicted_delta_json"]) == []
+    assert t["success"] is True  # the real env executed every call: the reward is the real check's
+    report = build_report(result.trajectories, model="reference", simulator="wrong-at")
+    assert report["verified"] == 0 and report["divergences"] == [{"id": t["id"], **t["first_divergence"]}]
+
+
+def _library_unit(catalog: Catalog, task: str = "library-borrow-calvino") -> list[Any]:
+    return plan_units(catalog, ["library"], task)[0]
+
+
+def test_model_agent_native_tool_calls_malformed_arguments_429_and_multi_turn(tmp_path: Path, llm_server) -> None:
+    llm_server.script(
+        Reply(content=None, tool_calls=[("borrow_book", '{"member_id": "M002", "book_id": ')]),  # cut-off JSON
+        Reply(status=429, content=None, headers={"retry-after": "0"}),
+        Reply(content=None, tool_calls=[("search_books", {"query": "calvino", "available_only": True})]),
+        Reply(content=None, tool_calls=[("borrow_book", {"member_id": "M002", "book_id": "B010"})]),
+        "Grace now has Invisible Cities.")
+    client = llm_server.client("gpt-4o-mini")
+    catalog = Catalog(tmp_path / "c")
+    result = run_rollouts(catalog, _library_unit(catalog), RolloutConfig("gpt-4o-mini"), tmp_path / "o",
+                          agent_factory=lambda unit, handle: ModelAgent(client), concurrency=1)
+    (t,) = result.trajectories
+    assert t["success"] and t["end"] == "final" and t["metadata"]["malformed_calls"] == 1
+    assert [s["outcome"] for s in t["steps"]] == ["malformed", "success", "success"]
+    assert_openai_messages(t["messages"])
+    requests = llm_server.chat_requests
+    assert len(requests) == 5 and all(r["tools"] for r in requests)  # the 429 was retried by the client
+    told = requests[1]["messages"][-1]
+    assert told["role"] == "tool" and "not valid JSON" in told["content"]
+    assert [m["role"] for m in requests[4]["messages"]].count("tool") == 3  # multi-turn: every result sent back
+    assert t["usage"]["calls"] == 4 and t["usage"]["tokens_in"] == 40 and t["cost_usd"] > 0
+
+
+def test_json_schema_fallback_records_native_messages(tmp_path: Path, llm_server) -> None:
+    llm_server.script({"tool": "search_books", "arguments": {"query": "calvino", "available_only": True},
+                       "message": ""},
+                      {"tool": "borrow_book", "arguments": {"member_id": "M002", "book_id": "B010"}, "message": ""},
+                      {"tool": "final", "arguments": {}, "message": "Lent."})
+    client = llm_server.client("local-4b")  # the registry: json_schema, no native tool calling
+    catalog = Catalog(tmp_path / "c")
+    result = run_rollouts(catalog, _library_unit(catalog), RolloutConfig("local-4b"), tmp_path / "o",
+                          agent_factory=lambda unit, handle: ModelAgent(client), concurrency=1)
+    (t,) = result.trajectories
+    assert t["success"] and t["messages"][-1] == {"role": "assistant", "content": "Lent."}
+    assert_openai_messages(t["messages"])
+    first, last = llm_server.chat_requests[0], llm_server.chat_requests[-1]
+    assert "tools" not in first and first["response_format"]["type"] == "json_schema"
+    assert "search_books" in first["response_format"]["json_schema"]["schema"]["properties"]["tool"]["enum"]
+    assert {m["role"] for m in last["messages"]} == {"system", "user", "assistant"}  # results as user turns
+
+
+def test_resume_runs_only_what_is_missing(tmp_path: Path, llm_server) -> None:
+    catalog = Catalog(tmp_path / "c")
+    units = plan_units(catalog, ["library"], None)[0][:2]
+    config = RolloutConfig("gpt-4o-mini")
+
+    def answer(request: dict[str, Any]) -> Any:
+        first_user = request["body"]["messages"][1]["content"]
+        if first_user == units[1].instruction:
+            return 500  # the second unit's episodes fail on every attempt
+        return "I will not do anything."
+
+    llm_server.script(answer)
+    client = llm_server.client("gpt-4o-mini", attempts=2)
+    first = run_rollouts(catalog, units, config, tmp_path / "o", agent_factory=lambda u, h: ModelAgent(client),
+                         concurrency=1)
+    assert [t["id"] for t in first.trajectories] == [units[0].id] and list(first.errors) == [units[1].id]
+    asked = len(llm_server.chat_requests)
+    llm_server.script(lambda request: "Nothing to do.")
+    second = run_rollouts(catalog, units, config, tmp_path / "o", agent_factory=lambda u, h: ModelAgent(client),
+                          concurrency=1)
+    assert [t["id"] for t in second.trajectories] == [u.id for u in units] and not second.errors
+    assert len(llm_server.chat_requests) == asked + 1  # only the missing unit was asked again
+    assert sorted(t["id"] for t in lines(tmp_path / "o")) == sorted(u.id for u in units)
+    with pytest.raises(RolloutError, match="another configuration"):
+        run_rollouts(catalog, units, RolloutConfig("gpt-4o"), tmp_path / "o",
+                     agent_factory=lambda u, h: ModelAgent(client))
