@@ -688,6 +688,46 @@ def _import_arguments(importer: argparse.ArgumentParser) -> None:
     importer.set_defaults(handler=cmd_import)
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from verifier.serving.mcp_server import ServeConfig, serve
+
+    if bool(args.env_id) == bool(args.all):
+        raise UserError("name one env to serve, or --all (python cli.py serve ENV_ID | --all)")
+    if args.all and (args.state or args.task):
+        raise UserError("with --all each session picks its env, state and task: the endpoint's ?env=&state=&task= "
+                        "or the reset tool's arguments, not --state/--task")
+    config = ServeConfig(_catalog(args), None if args.all else args.env_id, args.state, args.task,
+                         True if args.trusted else None)
+    config.check()
+    if args.transport == "http":
+        print(f"envforge: serving {args.env_id or 'the catalog'} over MCP at http://{args.host}:{args.port}/mcp"
+              + ("?env=ENV_ID" if args.all else ""), file=sys.stderr)
+    serve(config, args.transport, host=args.host, port=args.port)
+    return 0
+
+
+def _serve_parser(commands: Any, common: argparse.ArgumentParser) -> None:
+    serving = commands.add_parser(
+        "serve", parents=[common], help="serve an env (or the catalog) to agents over MCP, one instance per session",
+        description="Serve ENV_ID over MCP (the official SDK) on stdio or streamable HTTP: each MCP session gets its "
+                    "own env instance with the env's tools, a reset tool and the task instruction as a prompt; tool "
+                    "errors come back as MCP tool errors. With --all every catalog env is served and each session "
+                    "picks one (HTTP: /mcp?env=ENV_ID[&state=S&task=T]; any transport: reset's env argument). "
+                    "Reference envs run in the server's process, other envs in sandbox workers.")
+    serving.add_argument("env_id", metavar="ENV_ID", nargs="?", help="environment id, e.g. library")
+    serving.add_argument("--all", action="store_true", help="serve every catalog env, chosen per session")
+    serving.add_argument("--state", metavar="NAME", help="initial state (default: the task's, else the env's default)")
+    serving.add_argument("--task", metavar="TASK_ID", help="the task each session starts on (its instruction is the "
+                         "'task' prompt; the check's verdict is in each result's _meta)")
+    serving.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                         help="stdio (default; one session) or streamable HTTP (many sessions) at /mcp")
+    serving.add_argument("--host", default="127.0.0.1", help="HTTP: address to listen on (default: 127.0.0.1)")
+    serving.add_argument("--port", type=_count(0), default=8000, help="HTTP: port (default: 8000)")
+    serving.add_argument("--trusted", action="store_true", help="run every env's code in the server's process, "
+                         "outside the sandbox (only for code you vouch for)")
+    serving.set_defaults(handler=cmd_serve)
+
+
 VERIFY_ACTIONS = ("gate", "mutants", "write-plan")
 
 
@@ -851,6 +891,7 @@ def build_parser() -> argparse.ArgumentParser:
     constraints.set_defaults(handler=cmd_constraints)
 
     _verify_parser(commands, common)
+    _serve_parser(commands, common)
 
     importer = commands.add_parser(
         "import", parents=[common], help="turn an external environment (four conventions) into a catalog env",

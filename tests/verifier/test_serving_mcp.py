@@ -1,0 +1,140 @@
+"""`cli.py serve` with the MCP SDK's own client, over stdio and over streamable HTTP (a real server process)."""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+ROOT = Path(__file__).resolve().parents[2]
+BORROW = {"member_id": "M002", "book_id": "B010"}
+TASK = "library-borrow-calvino"
+
+
+def _serve_args(*args: str) -> list[str]:
+    return [str(ROOT / "cli.py"), "--catalog", "/nonexistent-envforge-catalog", "serve", *args]
+
+
+@asynccontextmanager
+async def _stdio_session(*args: str):
+    params = StdioServerParameters(command=sys.executable, args=_serve_args(*args), cwd=str(ROOT))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@asynccontextmanager
+async def _http_session(url: str):
+    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def http_server():
+    """`serve --all --transport http` in its own process; yields its endpoint URL."""
+    port = _free_port()
+    process = subprocess.Popen([sys.executable, *_serve_args("--all", "--transport", "http", "--port", str(port))],
+                               cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            assert process.poll() is None, process.stderr.read()
+            time.sleep(0.1)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _observation(result):
+    return json.loads(result.content[0].text)
+
+
+def test_stdio_tools_state_errors_reset_and_prompt():
+    async def run():
+        async with _stdio_session("library", "--task", TASK) as session:
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert "reset" in tools and tools["borrow_book"].input_schema["required"] == ["member_id", "book_id"]
+            assert tools["search_books"].annotations.read_only_hint is True
+            assert set(tools["reset"].input_schema["properties"]) == {"state", "task"}
+
+            first = await session.call_tool("borrow_book", BORROW)
+            assert not first.is_error and _observation(first)["success"] is True
+            meta = first.meta["envforge"]
+            assert meta["outcome"] == "success" and meta["reward"] == 1.0 and meta["check"]["passed"] is True
+            again = await session.call_tool("borrow_book", BORROW)  # the state changed: now a rule failure
+            assert again.is_error and "on_loan" in _observation(again)["error"]
+            bad = await session.call_tool("borrow_book", {"member_id": "M002"})
+            assert bad.is_error and bad.meta["envforge"]["outcome"] == "invalid"
+            unknown = await session.call_tool("no_such_tool", {})
+            assert unknown.is_error and "unknown tool" in unknown.content[0].text
+
+            reset = await session.call_tool("reset", {})
+            assert not reset.is_error and reset.content[0].text.startswith("Grace Hopper")
+            assert not (await session.call_tool("borrow_book", BORROW)).is_error  # the loan is possible again
+            wrong = await session.call_tool("reset", {"env": "bank"})
+            assert wrong.is_error and "reset takes state, task" in wrong.content[0].text
+
+            prompts = [p.name for p in (await session.list_prompts()).prompts]
+            assert prompts[0] == "task" and TASK in prompts
+            prompt = await session.get_prompt("task")
+            assert prompt.messages[0].role == "user" and prompt.messages[0].content.text.startswith("Grace Hopper")
+
+    anyio.run(run)
+
+
+def test_http_sessions_are_isolated(http_server):
+    async def run():
+        async with _http_session(f"{http_server}?env=library") as one, _http_session(f"{http_server}?env=library") as two:
+            assert not (await one.call_tool("borrow_book", BORROW)).is_error
+            assert not (await two.call_tool("borrow_book", BORROW)).is_error  # its own copy: the book is still free
+            assert (await one.call_tool("borrow_book", BORROW)).is_error
+            loans = _observation(await two.call_tool("list_member_loans", {"member_id": "M002"}))
+            assert len(loans["data"]) == 1
+
+    anyio.run(run)
+
+
+def test_http_all_picks_env_per_session(http_server):
+    async def run():
+        async with _http_session(http_server) as session:
+            assert [t.name for t in (await session.list_tools()).tools] == ["reset"]
+            assert set((await session.list_tools()).tools[0].input_schema["properties"]["env"]["enum"]) >= \
+                {"library", "bank", "clinic", "store"}
+            early = await session.call_tool("borrow_book", BORROW)
+            assert early.is_error and "no env chosen" in early.content[0].text
+            started = await session.call_tool("reset", {"env": "store", "task": "store-cancel-order"})
+            assert not started.is_error and started.meta["envforge"]["task"] == "store-cancel-order"
+            names = [t.name for t in (await session.list_tools()).tools]
+            assert "reset" in names and "checkout" in names and "borrow_book" not in names
+            switched = await session.call_tool("reset", {"env": "library"})
+            assert switched.meta["envforge"]["env_id"] == "library"
+            assert not (await session.call_tool("borrow_book", BORROW)).is_error
+            missing = await session.call_tool("reset", {"env": "nope"})
+            assert missing.is_error and "unknown env" in missing.content[0].text
+
+    anyio.run(run)
+
+
+def test_serve_bad_input_is_one_line():
+    result = subprocess.run([sys.executable, *_serve_args("library", "--state", "nope")], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1 and "has no state 'nope'" in result.stderr
