@@ -34,6 +34,7 @@ from synth.rollout.agents import Agent, ReferenceAgent
 from synth.rollout.episode import Unit, run_episode
 from synth.rollout.steps import EnvSteps, VerifiedSteps, bench_template
 from synth.rollout.trajectory import TRAJECTORIES_FILE, Trajectory, load_trajectories
+from verifier.audit import is_fatal
 from verifier.audit_results import repair_tail, write_json
 from verifier.samples import env_doc
 from verifier.serving import make
@@ -142,10 +143,6 @@ def _episode(unit: Unit, catalog: Catalog, config: RolloutConfig, agent_factory:
                            seed=config.seed, max_steps=config.max_steps)
 
 
-def _fatal(exc: BaseException) -> bool:
-    return getattr(exc, "fatal", False) is True or any(c.__name__ == "EndpointUnreachable" for c in type(exc).__mro__)
-
-
 def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig, out_dir: Path | str, *,
                  agent_factory: AgentFactory, simulator: Simulator | None = None, concurrency: int = 2,
                  progress: ProgressFn | None = None) -> RunResult:
@@ -176,7 +173,7 @@ def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig,
                     try:
                         trajectory = future.result()
                     except Exception as exc:  # noqa: BLE001 - one unit's failure is reported, the run goes on
-                        if _fatal(exc):
+                        if is_fatal(exc):
                             raise
                         errors[unit.id] = f"{type(exc).__name__}: {exc}"
                         continue

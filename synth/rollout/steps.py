@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from catalog.bench import BenchItem, SimResult, Simulator, item_id
 from catalog.models import Action, Outcome, Strata
 from synth.rollout.trajectory import SimCheck, as_json_text
-from verifier.audit import score_prediction
+from verifier.audit import is_fatal, score_prediction
 from verifier.audit_results import is_verified
 
 __all__ = ["Answer", "EnvSteps", "StepEnv", "VerifiedSteps", "bench_template"]
@@ -79,11 +79,6 @@ def bench_template(env_id: str, kind: Any, entry: str | None, code: str, doc: st
                      strata=Strata.of(Outcome.SUCCESS, 0, 0), task="")
 
 
-def _is_fatal(exc: BaseException) -> bool:
-    """An unreachable endpoint ends the run (as in audits), not just this step."""
-    return getattr(exc, "fatal", False) is True or any(c.__name__ == "EndpointUnreachable" for c in type(exc).__mro__)
-
-
 class VerifiedSteps:
     """Every call answered by the simulator and checked against the env from the same state (module doc)."""
 
@@ -99,7 +94,7 @@ class VerifiedSteps:
         try:
             prediction = self.simulator.predict(asked)
         except Exception as exc:
-            if _is_fatal(exc):
+            if is_fatal(exc):
                 raise
             prediction = SimResult(error=f"{type(exc).__name__}: {exc}")
         sim_seconds = time.perf_counter() - t0
