@@ -20,7 +20,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 import fcntl
-import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from synth.rollout.episode import Unit, run_episode
 from synth.rollout.steps import EnvSteps, VerifiedSteps, bench_template
 from synth.rollout.trajectory import TRAJECTORIES_FILE, Trajectory, load_trajectories
 from verifier.audit import is_fatal
-from verifier.audit_results import repair_tail, write_json
+from verifier.audit_results import read_meta, repair_tail, write_json
 from verifier.samples import env_doc
 from verifier.serving import make
 
@@ -112,21 +111,12 @@ def _locked(out: Path) -> Iterator[None]:
 
 
 def _check_meta(out: Path, config: RolloutConfig) -> None:
-    meta = _read_meta(out)
+    meta = read_meta(out, META_FILE)
     if meta and meta.get("config") != config.to_dict():
         theirs = meta.get("config", {})
         diff = ", ".join(f"{k} {theirs.get(k)!r} (asked: {v!r})" for k, v in config.to_dict().items()
                          if theirs.get(k) != v)
         raise RolloutError(f"{out} holds rollouts of another configuration: {diff}; use another --out")
-
-
-def _read_meta(out: Path) -> dict[str, Any]:
-    """rollout.json: the configuration of the folder's trajectories; {} when absent or unreadable."""
-    try:
-        data = json.loads((out / META_FILE).read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _episode(unit: Unit, catalog: Catalog, config: RolloutConfig, agent_factory: AgentFactory,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.jsonable import canonical_json
-from verifier.audit_results import json_fallback
+from verifier.audit_results import json_fallback, json_lines
 
 __all__ = ["TRAJECTORIES_FILE", "SimCheck", "StepRecord", "Trajectory", "as_json_text", "load_trajectories"]
 
@@ -116,16 +116,8 @@ class Trajectory:
 
 def load_trajectories(out_dir: Path) -> dict[str, dict[str, Any]]:
     """Read trajectories.jsonl: id -> line (the first of an id wins). Torn or malformed lines are skipped."""
-    path = Path(out_dir) / TRAJECTORIES_FILE
     found: dict[str, dict[str, Any]] = {}
-    if not path.is_file():
-        return found
-    with path.open("rb") as handle:
-        for raw in handle:
-            try:
-                line = json.loads(raw.decode("utf-8"))
-            except (ValueError, UnicodeDecodeError):
-                continue
-            if isinstance(line, dict) and isinstance(line.get("id"), str):
-                found.setdefault(line["id"], line)
+    for line in json_lines(Path(out_dir) / TRAJECTORIES_FILE):
+        if isinstance(line.get("id"), str):
+            found.setdefault(line["id"], line)
     return found

@@ -242,3 +242,13 @@ def test_embedded_smollm2_rolls_out_three_tasks(tmp_path: Path) -> None:
     print(f"smollm2-135m: success rate {report['success_rate']} on {report['trajectories']} tasks, "
           f"ends {report['ends']}, {report['malformed_calls']} malformed calls, tokens {report['tokens_in']} in / "
           f"{report['tokens_out']} out")
+
+
+def test_bad_rollout_input_is_one_line(tmp_path: Path) -> None:
+    for args, says in ((["--model", "reference", "--out", str(tmp_path)], "--env ID (repeatable) or --all"),
+                       (["--model", "reference", "--env", "nope", "--out", str(tmp_path)], "nope"),
+                       (["--model", "reference", "--env", "bank", "--task", "nope", "--out", str(tmp_path)],
+                        "no task 'nope'"),
+                       (["--model", "no-such-model", "--env", "bank", "--out", str(tmp_path)], "unknown model")):
+        done = cli("rollout", *args, "--catalog", str(tmp_path / "c"))
+        assert done.returncode == 1 and done.stderr.count("\n") == 1 and says in done.stderr, (args, done.stderr)
