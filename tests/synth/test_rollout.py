@@ -252,3 +252,28 @@ def test_bad_rollout_input_is_one_line(tmp_path: Path) -> None:
                        (["--model", "no-such-model", "--env", "bank", "--out", str(tmp_path)], "unknown model")):
         done = cli("rollout", *args, "--catalog", str(tmp_path / "c"))
         assert done.returncode == 1 and done.stderr.count("\n") == 1 and says in done.stderr, (args, done.stderr)
+
+
+def test_an_llm_simulator_over_http_is_verified_step_by_step(tmp_path: Path, llm_server) -> None:
+    """A model simulator (plain prompt, real HTTP) right on the first call and wrong on the second."""
+    from synth.simulation import LLMSim
+    from verifier.serving import make
+
+    catalog = Catalog(tmp_path / "c")
+    (unit,) = plan_units(catalog, ["library"], "library-return-and-lost")[0]
+    with make("library", task=unit.task_id, catalog=catalog) as env:  # the truth of the first call
+        env.reset()
+        observation, _, _, _, info = env.step({"name": "return_book", "arguments": {"loan_id": "loan-1"}})
+    right = {"feedback": json.dumps(observation), "config_changes": [
+        {"type": op["op"], "path": ".".join(op["path"]), "value": op.get("value")} for op in info["delta"]]}
+    llm_server.script(right, {"feedback": "ok", "config_changes": []})
+    simulator = LLMSim("gpt-4o-mini", "plain", client=llm_server.client("gpt-4o-mini"))
+    result = run_rollouts(catalog, [unit], RolloutConfig("reference", simulator="gpt-4o-mini", sim_mode="plain"),
+                          tmp_path / "o", agent_factory=reference_agent, simulator=simulator, concurrency=1)
+    (t,) = result.trajectories
+    assert [s["sim"]["verified"] for s in t["steps"]] == [True, False]
+    assert t["first_divergence"] == {"step": 1, "tool": "declare_book_lost", "what": "observation and state differ"}
+    assert t["messages"][5]["content"] == "ok"  # the agent was shown the simulator's answer
+    assert t["sim_usage"]["calls"] == 2 and t["sim_usage"]["tokens_in"] == 20 and t["cost_usd"] > 0
+    report = build_report(result.trajectories, model="reference", simulator="gpt-4o-mini")
+    assert report["verified_yield"] == 0.0 and report["step_verified_rate"] == 0.5
