@@ -44,9 +44,10 @@ from catalog.models import Action, Convention, FailureConvention, Outcome, StepR
 from catalog.toolschema import describe_tool
 
 __all__ = ["Runtime", "SqlRuntime", "ClassRuntime", "StateTemplate", "StateError", "EnvLoadError", "load_module",
-           "find_entry", "runtime_for", "outcome_of", "local_module_names"]
+           "find_entry", "runtime_for", "outcome_of", "local_module_names", "database_engine"]
 
 StateError = _sqlstate.StateError
+database_engine = _sqlstate.database_engine
 
 
 class EnvLoadError(RuntimeError, EnvforgeError):
@@ -238,8 +239,12 @@ class StateTemplate:
 class SqlRuntime:
     """Runs an `Env` subclass over an in-memory SQLite database."""
 
-    def __init__(self, env_class: type[Env], *, strict_args: bool = True) -> None:
-        """`strict_args`: an ill-typed call is `invalid` and does not run (False: it runs, flagged)."""
+    def __init__(self, env_class: type[Env], *, strict_args: bool = True, engine: Any = None) -> None:
+        """`strict_args`: an ill-typed call is `invalid` and does not run (False: it runs, flagged).
+
+        `engine`: a `_sqlstate.database_engine()` this runtime takes its own database from, shared
+        by the runtimes of one env so they share compiled statements (default: an engine of its own).
+        """
         if not (isinstance(env_class, type) and issubclass(env_class, Env)):
             raise EnvLoadError(f"{env_class!r} is not an Env subclass")
         if not env_class.tables:
@@ -254,10 +259,19 @@ class SqlRuntime:
                       for name, kind in env_class.__tools__.items()}
         self._signatures = _signatures(env_class, self.tools)
         self._templates: dict[str, StateTemplate] = {}
-        self._engine, self._raw = _sqlstate.memory_engine()
-        self._create_schema(self._engine)
+        bind: Any
+        if engine is None:
+            self._engine, self._raw = _sqlstate.memory_engine()
+            bind = self._engine
+            self._create_schema(bind)
+        else:
+            self._engine = engine
+            bind = self._connection = engine.connect()  # held for the runtime's life: its database
+            self._raw = bind.connection.dbapi_connection
+            self._create_schema(bind)
+            bind.commit()
         self._tracker = _sqlstate.ChangeTracker(self._raw, self.codecs)
-        self._sessions = sessionmaker(self._engine, class_=Session, expire_on_commit=False)
+        self._sessions = sessionmaker(bind, class_=Session, expire_on_commit=False)
         event.listen(self._sessions, "loaded_as_persistent", _pin)
         event.listen(self._sessions, "pending_to_persistent", _pin)
         event.listen(self._sessions, "before_flush", _canonicalize_pending)
@@ -554,16 +568,17 @@ def _reads_parameter(function: Callable[..., Any], name: str) -> bool:
 def runtime_for(module: ModuleType, kind: Literal["sql", "class"], entry: str | None = None, *,
                 init: InitMode = "auto", failure_exceptions: Sequence[str] = (), convention: Convention = "class",
                 failure: FailureConvention | dict[str, Any] | None = None,
-                strict_args: bool = True) -> SqlRuntime | ClassRuntime:
+                strict_args: bool = True, engine: Any = None) -> SqlRuntime | ClassRuntime:
     """Build the runtime of an env module: SQL, or a class (an imported convention made one).
 
     `strict_args=False` (imported envs): ill-typed calls run as Python would run them, flagged
-    `info["ill_typed"]`; strict (synthesized and reference envs): they are `invalid`.
+    `info["ill_typed"]`; strict (synthesized and reference envs): they are `invalid`. `engine`: see
+    `SqlRuntime` (SQL envs only).
     """
     from catalog.conventions import ConventionError, env_class
 
     if kind == "sql":
-        return SqlRuntime(find_entry(module, entry), strict_args=strict_args)
+        return SqlRuntime(find_entry(module, entry), strict_args=strict_args, engine=engine)
     if isinstance(failure, dict):
         failure = FailureConvention.model_validate(failure)
     if convention == "class":

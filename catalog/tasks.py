@@ -49,14 +49,22 @@ class Task(BaseModel):
 
     def evaluate(self, initial: dict[str, Any], final: dict[str, Any]) -> bool:
         """Run the check; raises CheckError if it crashes or returns a non-bool."""
+        return self.checker()(initial, final)
+
+    def checker(self) -> Callable[[dict[str, Any], dict[str, Any]], bool]:
+        """The check compiled once, judging as `evaluate` does (for callers that judge many states)."""
         function = compile_check(self.check)
-        try:
-            verdict = function(initial, final)
-        except Exception as exc:
-            raise CheckError(f"Check of task {self.id!r} raised {type(exc).__name__}: {exc}") from exc
-        if not isinstance(verdict, bool):
-            raise CheckError(f"Check of task {self.id!r} returned {type(verdict).__name__}, not bool")
-        return verdict
+
+        def judge(initial: dict[str, Any], final: dict[str, Any]) -> bool:
+            try:
+                verdict = function(initial, final)
+            except Exception as exc:
+                raise CheckError(f"Check of task {self.id!r} raised {type(exc).__name__}: {exc}") from exc
+            if not isinstance(verdict, bool):
+                raise CheckError(f"Check of task {self.id!r} returned {type(verdict).__name__}, not bool")
+            return verdict
+
+        return judge
 
 
 def compile_check(source: str) -> Callable[[dict[str, Any], dict[str, Any]], Any]:

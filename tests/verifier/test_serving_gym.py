@@ -17,7 +17,7 @@ def test_reference_solutions_earn_reward_and_terminate(reference, env_id):
         env = make(env_id, task=task.id, catalog=reference)
         observation, info = env.reset(seed=7)
         assert observation == task.instruction and info["task"] == task.id and info["state"] == task.state
-        assert info["seed"] == 7 and [t["function"]["name"] for t in info["tools"]] == \
+        assert info["seed"] == 7 and info["sandboxed"] is False and [t["function"]["name"] for t in info["tools"]] == \
             [t.name for t in reference.get(env_id).manifest.tools]
         assert env.evaluate()[0] == 0.0
         for number, action in enumerate(task.solution, 1):
@@ -102,3 +102,29 @@ def test_untrusted_env_runs_and_is_judged_in_the_sandbox(tmp_path):
         results = [env.step(call) for call in calls]
         assert [r[4]["outcome"] for r in results] == ["success"] * len(calls)
         assert results[-1][1:3] == (1.0, True) and env.evaluate()[0] == 1.0
+
+
+@pytest.mark.parametrize("env_id", ["library", "bank", "clinic"])
+def test_shared_engine_runtimes_match_own_engine_runtimes(reference, env_id, runtimes):
+    """Instances sharing one engine (and its compiled statements) behave exactly as a runtime of its own."""
+    from verifier.serving._code import loaded
+
+    handle = reference.get(env_id)
+    shared = loaded(handle)
+    own = runtimes[env_id]
+    for task in handle.tasks():
+        first, second = shared.runtime(), shared.runtime()
+        start = shared.start(task.state)
+        for runtime in (first, second):
+            shared.reset(runtime, start)
+        own.reset(handle.state(task.state))
+        for action in [*task.solution, *task.solution]:  # the repeats are refused by rules
+            expected, got = own.call(action, snapshot=True), first.call(action, snapshot=True)
+            assert (got.observation, got.delta, got.outcome, got.state) == \
+                (expected.observation, expected.delta, expected.outcome, expected.state)
+        assert second.snapshot() == handle_state_snapshot(own, handle, task.state)
+
+
+def handle_state_snapshot(runtime, handle, state):
+    runtime.reset(handle.state(state))
+    return runtime.snapshot()

@@ -138,3 +138,34 @@ def test_serve_bad_input_is_one_line():
     result = subprocess.run([sys.executable, *_serve_args("library", "--state", "nope")], cwd=ROOT,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and result.stderr.count("\n") == 1 and "has no state 'nope'" in result.stderr
+
+
+def test_stdio_untrusted_env_is_served_from_the_sandbox(tmp_path):
+    """A catalog env that is not a shipped reference env: its calls and checks run in a sandbox worker."""
+    import shutil
+
+    from catalog.store import REFERENCE_DIR
+
+    shutil.copytree(REFERENCE_DIR / "store", tmp_path / "shop")  # another id: reference ids name the shipped envs
+    manifest = json.loads((tmp_path / "shop" / "env.json").read_text())
+    (tmp_path / "shop" / "env.json").write_text(json.dumps({**manifest, "id": "shop"}))
+
+    async def run():
+        params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=[
+            str(ROOT / "cli.py"), "--catalog", str(tmp_path), "serve", "shop", "--task", "store-cancel-order"])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            started = await session.call_tool("reset", {})
+            assert started.meta["envforge"]["sandboxed"] is True
+            assert "cancel_order" in [t.name for t in (await session.list_tools()).tools]
+            prompt = await session.get_prompt("task")
+            task = next(line for line in (REFERENCE_DIR / "store" / "tasks.jsonl").read_text().splitlines()
+                        if '"store-cancel-order"' in line)
+            solution = json.loads(task)["solution"]
+            results = [await session.call_tool(a["name"], a["arguments"]) for a in solution]
+            assert [r.is_error for r in results] == [False] * len(solution)
+            assert results[-1].meta["envforge"]["reward"] == 1.0 and prompt.messages[0].content.text
+            again = await session.call_tool(solution[-1]["name"], solution[-1]["arguments"])
+            assert again.is_error and again.meta["envforge"]["outcome"] == "failure"
+
+    anyio.run(run)

@@ -11,10 +11,13 @@ with SQLite's backup API (catalog/runtime.py). Only code that may run in this pr
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
-from catalog.runtime import ClassRuntime, SqlRuntime, StateTemplate, load_module, runtime_for
+from catalog.runtime import ClassRuntime, SqlRuntime, StateTemplate, database_engine, load_module, runtime_for
 from catalog.store import EnvHandle, runtime_options
+from catalog.tasks import Task
 
 __all__ = ["LoadedEnv", "loaded"]
 
@@ -26,13 +29,18 @@ class LoadedEnv:
         self.handle = handle
         name = f"envforge_served_{handle.id.replace('-', '_').replace('.', '_')}"
         self.module = load_module(handle.path / "env.py", name)
+        self.tasks: Mapping[str, Task] = MappingProxyType({t.id: t for t in handle.tasks()})  # shared: read-only
+        self.state_names: tuple[str, ...] = tuple(handle.state_names())
+        # SQL envs: one engine for all instances, each its own database, compiled statements shared
+        self._engine = database_engine() if handle.manifest.kind == "sql" else None
         self._builder = self.runtime()  # owns the templates; never handed to an instance
         self._named: dict[str, StateTemplate | dict[str, Any]] = {}
+        self._checkers: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any]], bool]] = {}
         self.lock = threading.Lock()  # template building, and backups out of a shared template
 
     def runtime(self) -> SqlRuntime | ClassRuntime:
         m = self.handle.manifest
-        return runtime_for(self.module, m.kind, m.entry, **runtime_options(m))
+        return runtime_for(self.module, m.kind, m.entry, **runtime_options(m), engine=self._engine)
 
     def start(self, state: str | dict[str, Any]) -> StateTemplate | dict[str, Any]:
         """What `runtime.reset` takes for `state` (a state name or a state): built once, then shared."""
@@ -47,6 +55,14 @@ class LoadedEnv:
         # SQL envs: a database copied page by page on reset; class envs decode the state afresh on
         # each reset (codec.decode builds new objects), so the dict itself is the template.
         return self._builder.template(state) if isinstance(self._builder, SqlRuntime) else state
+
+    def checker(self, task: Task) -> Callable[[dict[str, Any], dict[str, Any]], bool]:
+        """`task`'s check compiled once for every instance (compiling costs more than judging)."""
+        with self.lock:
+            key = (task.id, task.check)
+            if key not in self._checkers:
+                self._checkers[key] = task.checker()
+            return self._checkers[key]
 
     def reset(self, runtime: SqlRuntime | ClassRuntime, start: StateTemplate | dict[str, Any]) -> None:
         """Reset an instance's runtime to a template (the lock keeps concurrent backups of one template apart)."""

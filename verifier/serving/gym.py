@@ -6,6 +6,8 @@
     ToolEnv.step(tool_call) -> (observation, reward: float, terminated: bool, truncated: bool, info: dict)
     ToolEnv.evaluate() -> (reward: float, details: dict)
     ToolEnv.tools -> list of OpenAI function schemas; ToolEnv.state() -> canonical snapshot
+    ToolEnv.instruction, .task, .tasks (id -> Task, read-only), .state_names, .initial_state,
+    .steps, .env_id, .handle, .in_process
     ToolEnv.close(); ToolEnv is a context manager
 
 The episode: `reset` starts from the task's state (or `state`, or the env's default) and returns
@@ -33,7 +35,9 @@ use one per concurrent episode.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from catalog.calls import CallFileError, as_tool_call
@@ -76,11 +80,15 @@ class ToolEnv:
         self.max_steps = max_steps
         self.terminate_on_success = terminate_on_success
         self.in_process = handle.reference if trusted is None else trusted
-        self._tasks = {t.id: t for t in handle.tasks()}
+        self._loaded = loaded(handle) if self.in_process else None
+        # an env's tasks and state names, read once (per process for in-process envs)
+        self.tasks: Mapping[str, Task] = self._loaded.tasks if self._loaded is not None else \
+            MappingProxyType({t.id: t for t in handle.tasks()})
+        self.state_names: tuple[str, ...] = self._loaded.state_names if self._loaded is not None else \
+            tuple(handle.state_names())
         self.task = self._task(task) if task is not None else None
         self._state_choice = state
         self.tool_descriptors = {t.name: t for t in handle.manifest.tools}
-        self._loaded = loaded(handle) if self.in_process else None
         self._runtime: SqlRuntime | ClassRuntime | SandboxRuntime = \
             self._loaded.runtime() if self._loaded is not None else SandboxRuntime(handle)
         self._initial: dict[str, Any] | None = None
@@ -133,7 +141,8 @@ class ToolEnv:
         self.steps, self._over = 0, None
         return self.instruction, {"env_id": self.env_id, "state": self.state_name,
                                   "task": self.task.id if self.task is not None else None,
-                                  "instruction": self.instruction, "tools": self.tools, "seed": seed}
+                                  "instruction": self.instruction, "tools": self.tools, "seed": seed,
+                                  "sandboxed": not self.in_process}
 
     def step(self, tool_call: dict[str, Any] | Action) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Execute one tool call; see the module docstring for reward, terminated and truncated."""
@@ -192,9 +201,9 @@ class ToolEnv:
     def _task(self, task: str | Task) -> Task:
         if isinstance(task, Task):
             return task
-        if task not in self._tasks:
-            raise CatalogError(f"env {self.env_id!r} has no task {task!r}. Tasks: {', '.join(self._tasks) or 'none'}")
-        return self._tasks[task]
+        if task not in self.tasks:
+            raise CatalogError(f"env {self.env_id!r} has no task {task!r}. Tasks: {', '.join(self.tasks) or 'none'}")
+        return self.tasks[task]
 
     def _execute(self, tool_call: dict[str, Any] | Action) -> StepResult:
         if isinstance(tool_call, Action):
@@ -215,8 +224,9 @@ class ToolEnv:
             answer = self._runtime.judge(self.task, self._initial)
             verdict["passed"], verdict["error"] = answer.get("final") is True, answer.get("error")
             return verdict
+        assert self._loaded is not None
         try:
-            verdict["passed"] = self.task.evaluate(self._initial, self._runtime.snapshot())
+            verdict["passed"] = self._loaded.checker(self.task)(self._initial, self._runtime.snapshot())
         except CheckError as exc:
             verdict["error"] = str(exc)
         return verdict

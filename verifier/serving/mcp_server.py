@@ -43,8 +43,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from catalog.errors import EnvforgeError
-from catalog.store import Catalog, CatalogError
-from verifier.serving.gym import ServingError, ToolEnv, make
+from catalog.store import Catalog, CatalogError, EnvHandle
+from verifier.serving.gym import ServingError, ToolEnv
 
 __all__ = ["ServeConfig", "build_server", "serve", "RESET"]
 
@@ -123,6 +123,7 @@ class _Handlers:
         self.config = config
         config.check()
         self.env_ids = config.env_ids()
+        self._handles: dict[str, EnvHandle] = {}
 
     # --- sessions -----------------------------------------------------------------------------
     def _session(self, ctx: Any) -> _Session:
@@ -138,9 +139,10 @@ class _Handlers:
         if env_id not in self.env_ids:
             raise CatalogError(f"unknown env {env_id!r}; served: {', '.join(self.env_ids)}")
 
+        handle = self._handle(env_id)
+
         def build() -> ToolEnv:
-            env = make(env_id, state=state, task=task, catalog=self.config.catalog, trusted=self.config.trusted,
-                       terminate_on_success=False)
+            env = ToolEnv(handle, state=state, task=task, trusted=self.config.trusted, terminate_on_success=False)
             try:
                 env.reset()
             except BaseException:
@@ -148,14 +150,18 @@ class _Handlers:
                 raise
             return env
 
-        env = await self._run(build, sandboxed=not self._in_process(env_id))
+        in_process = handle.reference if self.config.trusted is None else self.config.trusted
+        env = await self._run(build, sandboxed=not in_process)
         if session.env is not None:
             session.env.close()
         session.env = env
         return env
 
-    def _in_process(self, env_id: str) -> bool:
-        return self.config.catalog.get(env_id).reference if self.config.trusted is None else self.config.trusted
+    def _handle(self, env_id: str) -> EnvHandle:
+        """The env's handle, read once per server (its manifest is validated on reading)."""
+        if env_id not in self._handles:
+            self._handles[env_id] = self.config.catalog.get(env_id)
+        return self._handles[env_id]
 
     @staticmethod
     async def _run(function: Any, *args: Any, sandboxed: bool) -> Any:
@@ -179,9 +185,9 @@ class _Handlers:
             properties["env"] = {"type": "string", "enum": self.env_ids,
                                  "description": "The env to start (default: the session's current env)."}
         if env is not None:
-            properties["state"] = {"type": "string", "enum": env.handle.state_names(),
+            properties["state"] = {"type": "string", "enum": list(env.state_names),
                                    "description": "Initial state (default: the task's, else the env's default)."}
-            properties["task"] = {"type": "string", "enum": [t.id for t in env.handle.tasks()],
+            properties["task"] = {"type": "string", "enum": list(env.tasks),
                                   "description": "Task to attempt (default: the current one)."}
         return types.Tool(name=RESET, description="Start the episode again from an initial state; returns the "
                           "instruction. Every other tool acts on the state this leaves.",
@@ -241,7 +247,7 @@ class _Handlers:
     @staticmethod
     def _reset_info(env: ToolEnv) -> dict[str, Any]:
         return {"env_id": env.env_id, "state": env.state_name, "task": env.task.id if env.task else None,
-                "instruction": env.instruction}
+                "instruction": env.instruction, "sandboxed": not env.in_process}
 
     # --- prompts ------------------------------------------------------------------------------
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
@@ -250,7 +256,7 @@ class _Handlers:
             env = await self._env(ctx, session)
         if env is None:
             return types.ListPromptsResult(prompts=[])
-        prompts = [types.Prompt(name=t.id, description=t.instruction) for t in env.handle.tasks()]
+        prompts = [types.Prompt(name=t.id, description=t.instruction) for t in env.tasks.values()]
         if env.task is not None:
             prompts.insert(0, types.Prompt(name="task", description="The current task's instruction."))
         return types.ListPromptsResult(prompts=prompts)
@@ -259,7 +265,7 @@ class _Handlers:
         session = self._session(ctx)
         async with session.lock:
             env = await self._env(ctx, session)
-        tasks = {t.id: t for t in env.handle.tasks()} if env is not None else {}
+        tasks = env.tasks if env is not None else {}
         task = env.task if env is not None and params.name == "task" else tasks.get(params.name)
         if task is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; prompts: task, {', '.join(tasks)}")

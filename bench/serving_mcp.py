@@ -1,0 +1,165 @@
+"""MCP serving benchmark: many concurrent MCP sessions against one `serve --all` process.
+
+    python bench/serving_mcp.py [--sessions 256] [--steps 10] [--json]
+
+Starts `cli.py serve --all --transport http` (one server process), opens --sessions streamable-
+HTTP sessions with the SDK's own client (spread over the four reference envs, each on one of
+its env's tasks, chosen with the endpoint's `?env=&task=`), keeps them all open, then has every
+session call `reset` and --steps tools concurrently (its task's solution repeated). Latencies are
+client-side round trips (JSON-RPC over HTTP, both ends in Python on the same 2 cores), so they
+measure the whole path, not the env. Prints sessions served, the server's peak RSS, reset and
+step latency p50/p99 and steps per second, and side by side the in-process gym step p50 of the
+same calls (bench/serving.py's setting) for the protocol's share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from catalog.store import Catalog  # noqa: E402
+from verifier.serving import make  # noqa: E402
+
+ENVS = ("library", "bank", "clinic", "store")
+CATALOG = "/nonexistent-envforge-catalog"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def percentile(samples: list[float], share: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def episodes(sessions: int, steps: int) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """(env, task, calls) per session: the task's solution repeated to `steps` calls."""
+    catalog = Catalog(root=CATALOG)
+    plan = []
+    for number in range(sessions):
+        env_id = ENVS[number % len(ENVS)]
+        tasks = catalog.get(env_id).tasks()
+        task = tasks[(number // len(ENVS)) % len(tasks)]
+        solution = [a.model_dump() for a in task.solution or []]
+        plan.append((env_id, task.id, [solution[i % len(solution)] for i in range(steps)]))
+    return plan
+
+
+async def drive(url: str, plan: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[str, Any]:
+    resets: list[float] = []
+    step_times: list[float] = []
+    opened = anyio.Event()
+    ready = 0
+    served = 0
+    timeout = httpx2.Timeout(60.0, read=300.0)
+    limits = httpx2.Limits(max_connections=len(plan) * 2 + 16, max_keepalive_connections=len(plan) * 2 + 16)
+
+    async with httpx2.AsyncClient(timeout=timeout, limits=limits) as http:
+        async def session(env_id: str, task_id: str, calls: list[dict[str, Any]]) -> None:
+            nonlocal ready, served
+            async with streamable_http_client(f"{url}?env={env_id}&task={task_id}", http_client=http) as (read, write), \
+                    ClientSession(read, write) as client:
+                await client.initialize()
+                ready += 1
+                if ready == len(plan):
+                    opened.set()
+                await opened.wait()  # every session is open before any episode starts
+                started = time.perf_counter()
+                await client.call_tool("reset", {})
+                resets.append(time.perf_counter() - started)
+                for call in calls:
+                    started = time.perf_counter()
+                    await client.call_tool(call["name"], call["arguments"])
+                    step_times.append(time.perf_counter() - started)
+                served += 1
+
+        wall = 0.0
+        async with anyio.create_task_group() as group:
+            for env_id, task_id, calls in plan:
+                group.start_soon(session, env_id, task_id, calls)
+            await opened.wait()
+            wall = time.perf_counter()
+        wall = time.perf_counter() - wall
+    ms = 1000.0
+    return {"sessions": served, "reset_p50_ms": round(statistics.median(resets) * ms, 3),
+            "step_p50_ms": round(statistics.median(step_times) * ms, 3),
+            "step_p99_ms": round(percentile(step_times, 0.99) * ms, 3),
+            "steps_per_s": round(len(step_times) / wall, 1)}
+
+
+def in_process_step_p50(plan: list[tuple[str, str, list[dict[str, Any]]]]) -> float:
+    """The same calls through the gym API in this process (no protocol), for comparison."""
+    catalog = Catalog(root=CATALOG)
+    times = []
+    for env_id, task_id, calls in plan[:64]:
+        env = make(env_id, task=task_id, catalog=catalog, terminate_on_success=False)
+        env.reset()
+        for call in calls:
+            started = time.perf_counter()
+            env.step(call)
+            times.append(time.perf_counter() - started)
+    return round(statistics.median(times) * 1000.0, 3)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=256)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    port = free_port()
+    server = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "--catalog", CATALOG, "serve", "--all",
+                               "--transport", "http", "--port", str(port)], cwd=ROOT, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("the server did not start") from None
+                time.sleep(0.1)
+        plan = episodes(args.sessions, args.steps)
+        result = anyio.run(drive, f"http://127.0.0.1:{port}/mcp", plan)
+        result["server_rss_mb"] = round(server_peak_rss_mb(server.pid), 1)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    result["in_process_step_p50_ms"] = in_process_step_p50(plan)
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(f"{result['sessions']} MCP sessions open at once in one server process (peak RSS "
+          f"{result['server_rss_mb']} MiB); reset p50 {result['reset_p50_ms']} ms")
+    print(f"tool call round trip p50 {result['step_p50_ms']} ms, p99 {result['step_p99_ms']} ms, "
+          f"{result['steps_per_s']} calls/s; the same calls in-process: p50 {result['in_process_step_p50_ms']} ms")
+
+
+if __name__ == "__main__":
+    main()
