@@ -488,7 +488,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         print(f"note: {env_id} has no task{' ' + repr(args.task) if args.task else ''}: not rolled out", file=sys.stderr)
     sim_mode = args.sim_mode if args.simulator and args.simulator not in SIMULATORS else None
     config = RolloutConfig(model=args.model, simulator=args.simulator, sim_mode=sim_mode, max_steps=args.max_steps,
-                           seed=args.seed)
+                           max_tokens=args.max_tokens, seed=args.seed)
     out = Path(args.out)
     line = _ProgressLine(args)
     try:
@@ -499,7 +499,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
                 factory = reference_agent
             else:
                 client = stack.enter_context(open_client(args.model, seed=args.seed, timeout=args.timeout))
-                factory = lambda unit, handle: ModelAgent(client, max_tokens=args.max_tokens)  # noqa: E731
+                factory = lambda unit, handle: ModelAgent(client, max_tokens=config.max_tokens)  # noqa: E731
             result = run_rollouts(catalog, units, config, out, agent_factory=factory, simulator=simulator,
                                   concurrency=args.concurrency,
                                   progress=lambda done, total, _t: line.show(f"{done}/{total} episodes"))

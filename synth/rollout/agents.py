@@ -2,9 +2,10 @@
 
 - `ModelAgent`: a registry model. With native tool calling (the registry's `tool_calls`) the
   env's tools go in `tools=`; otherwise the JSON-schema fallback asks for one object
-  `{"tool", "arguments", "message"}` under a schema whose `tool` enum is the env's tool names plus
-  `final` (the server enforces it where it can, envforge validates and re-asks otherwise), and the
-  conversation is sent as plain chat (tool calls as the assistant's JSON, results as user turns).
+  `{"tool", "arguments", "message"}` under a schema with one alternative per tool (its name, its
+  own parameters schema) plus `final` (the server enforces it where it can, envforge validates
+  and re-asks otherwise), and the conversation is sent as plain chat (tool calls as the
+  assistant's JSON, results as user turns).
   Either way the trajectory records native OpenAI messages, so SFT data has one format.
 - `ReferenceAgent`: follows the task's reference solution, one call per turn, then ends with a
   final message: gold trajectories with no model, and the smoke test of the whole loop. Calls
@@ -111,12 +112,25 @@ class ReferenceAgent:
         return Turn({"role": "assistant", "content": content})
 
 
-def fallback_schema(tool_names: Sequence[str]) -> dict[str, Any]:
-    """The JSON-schema fallback's reply: a tool and its arguments, or `final` with a message."""
-    return {"type": "object", "additionalProperties": False, "required": ["tool", "arguments", "message"],
-            "properties": {"tool": {"type": "string", "enum": [*tool_names, FINAL]},
-                           "arguments": {"type": "object"},
-                           "message": {"type": "string"}}}
+def fallback_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON-schema fallback's reply: one tool with arguments fitting its own schema, or `final` with a message.
+
+    One alternative per tool (its name a `const`, its arguments its parameters schema, no extra
+    keys), so a server that enforces the schema by grammar (llama.cpp) lets a small model write
+    only well-formed calls.
+    """
+    def turn(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": False, "required": ["tool", "arguments", "message"],
+                "properties": {"tool": {"const": name}, "arguments": arguments, "message": {"type": "string"}}}
+
+    options = []
+    for tool in tools:
+        fn = tool.get("function", tool)
+        params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
+        params.setdefault("additionalProperties", False)
+        options.append(turn(fn["name"], params))
+    options.append(turn(FINAL, {"type": "object", "properties": {}, "additionalProperties": False}))
+    return {"anyOf": options}
 
 
 def _tool_lines(tools: Sequence[dict[str, Any]]) -> str:
@@ -192,9 +206,8 @@ class ModelAgent:
         return Turn(message, calls, record)
 
     def _fallback(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]], seed: int) -> Turn:
-        names = [t.get("function", t)["name"] for t in tools]
         try:
-            value, record = self.client.complete_json(plain_chat(messages, tools), fallback_schema(names),
+            value, record = self.client.complete_json(plain_chat(messages, tools), fallback_schema(tools),
                                                       stage="agent", name="turn", max_tokens=self.max_tokens,
                                                       seed=seed)
         except (MalformedOutput, RepetitionError) as exc:

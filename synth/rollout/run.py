@@ -7,7 +7,7 @@ Why it is built the way it is:
   appends each finished trajectory to `trajectories.jsonl` (one line, flushed) as it arrives.
 - Resume follows the audits' convention: a rerun skips the units whose trajectory is on file
   (never duplicating one), a torn last line is cut and its unit run again, and a folder holding
-  rollouts of another configuration (model, simulator, step limit, seed) is refused in one line.
+  rollouts of another configuration (model, simulator, step and token limits, seed) is refused in one line.
   An episode that raised (the endpoint still rate limited or failing after the client's retries,
   an env that could not start) is not written but reported, so a rerun tries it again; an
   unreachable endpoint stops the run. A model reply that stays unusable is an outcome of the
@@ -58,6 +58,7 @@ class RolloutConfig:
     simulator: str | None = None
     sim_mode: str | None = None
     max_steps: int = 20
+    max_tokens: int | None = None
     seed: int = 0
 
     def to_dict(self) -> dict[str, Any]:

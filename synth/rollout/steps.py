@@ -61,8 +61,6 @@ def _execute(env: StepEnv, action: Action) -> tuple[Any, str, list[dict[str, Any
 class EnvSteps:
     """Every call executed on the env."""
 
-    simulator: Simulator | None = None
-
     def __init__(self, env: StepEnv) -> None:
         self.env = env
 
@@ -103,8 +101,7 @@ class VerifiedSteps:
         env_seconds = time.perf_counter() - t1
         gold = asked.model_copy(update={
             "observation": observation, "next_state": self.env.state(), "delta": delta,
-            "strata": Strata.of(Outcome(outcome) if outcome in Outcome._value2member_map_ else Outcome.CRASH,
-                                len(delta), len(action.arguments))})
+            "strata": Strata.of(Outcome(outcome), len(delta), len(action.arguments))})
         scores = score_prediction(gold, prediction)
         answered = not (prediction.abstained or prediction.error is not None)
         check = SimCheck(

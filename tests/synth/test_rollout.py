@@ -172,7 +172,8 @@ def test_json_schema_fallback_records_native_messages(tmp_path: Path, llm_server
     assert_openai_messages(t["messages"])
     first, last = llm_server.chat_requests[0], llm_server.chat_requests[-1]
     assert "tools" not in first and first["response_format"]["type"] == "json_schema"
-    assert "search_books" in first["response_format"]["json_schema"]["schema"]["properties"]["tool"]["enum"]
+    options = first["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert {o["properties"]["tool"]["const"] for o in options} == {"final", *(n["function"]["name"] for n in t["tools"])}
     assert {m["role"] for m in last["messages"]} == {"system", "user", "assistant"}  # results as user turns
 
 
