@@ -15,6 +15,7 @@ Runtimes hold no global state, so one can run inside a sandbox worker process.
 from __future__ import annotations
 
 import ast
+import copy
 import datetime as dt
 import hashlib
 import importlib.util
@@ -258,18 +259,26 @@ class SqlRuntime:
         self.tools = {name: describe_tool(name, getattr(env_class, name), kind)
                       for name, kind in env_class.__tools__.items()}
         self._signatures = _signatures(env_class, self.tools)
+        self._shared_engine = engine
+        self._open(schema_from=None)
+
+    def _open(self, schema_from: sqlite3.Connection | None) -> None:
+        """Give this runtime its own database: schema (DDL, or copied), change tracking, sessions."""
         self._templates: dict[str, StateTemplate] = {}
         bind: Any
-        if engine is None:
+        if self._shared_engine is None:
             self._engine, self._raw = _sqlstate.memory_engine()
             bind = self._engine
-            self._create_schema(bind)
         else:
-            self._engine = engine
-            bind = self._connection = engine.connect()  # held for the runtime's life: its database
+            self._engine = self._shared_engine
+            bind = self._connection = self._engine.connect()  # held for the runtime's life: its database
             self._raw = bind.connection.dbapi_connection
+        if schema_from is not None:
+            schema_from.backup(self._raw)  # the same schema by page copy (resets replace the rows anyway)
+        else:
             self._create_schema(bind)
-            bind.commit()
+            if bind is not self._engine:
+                bind.commit()
         self._tracker = _sqlstate.ChangeTracker(self._raw, self.codecs)
         self._sessions = sessionmaker(bind, class_=Session, expire_on_commit=False)
         event.listen(self._sessions, "loaded_as_persistent", _pin)
@@ -277,6 +286,17 @@ class SqlRuntime:
         event.listen(self._sessions, "before_flush", _canonicalize_pending)
         self._session: Session | None = None
         self._env: Env | None = None
+
+    def sibling(self) -> SqlRuntime:
+        """Another runtime of this env with a database of its own (reset it before use).
+
+        It reuses what depends only on the env class (tool descriptors, signatures, codecs, the
+        schema, copied rather than created) and, with a shared `engine`, the compiled statements:
+        serving makes one per env instance. The two never share state.
+        """
+        twin = copy.copy(self)
+        twin._open(schema_from=self._raw)
+        return twin
 
     def _create_schema(self, engine: Any) -> None:
         for metadata in self._metadatas:
@@ -430,6 +450,15 @@ class ClassRuntime:
         self.types = _tracking.env_type_names(env_class)
         self._instance: Any = None
         self._encoded = _tracking.Encoded({}, {})
+
+    def sibling(self) -> ClassRuntime:
+        """Another runtime of this class with no instance yet (reset it before use).
+
+        It reuses the tool descriptors, signatures and type names: serving makes one per env instance.
+        """
+        twin = copy.copy(self)
+        twin._instance, twin._encoded = None, _tracking.Encoded({}, {})
+        return twin
 
     @property
     def opaque(self) -> tuple[str, ...]:

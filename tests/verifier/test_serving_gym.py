@@ -78,6 +78,9 @@ def test_truncation_and_reset_options(reference):
         env.reset(options={"level": 3})
     with pytest.raises(CatalogError, match="no task"):
         env.reset(options={"task": "nope"})
+    with pytest.raises(CatalogError, match="no state"):
+        env.reset(options={"state": "nope"})
+    assert env.reset()[1]["state"] == "quiet"  # a failed reset changed nothing
 
 
 def test_no_task_means_no_reward(reference):
@@ -104,9 +107,10 @@ def test_untrusted_env_runs_and_is_judged_in_the_sandbox(tmp_path):
         assert results[-1][1:3] == (1.0, True) and env.evaluate()[0] == 1.0
 
 
-@pytest.mark.parametrize("env_id", ["library", "bank", "clinic"])
-def test_shared_engine_runtimes_match_own_engine_runtimes(reference, env_id, runtimes):
-    """Instances sharing one engine (and its compiled statements) behave exactly as a runtime of its own."""
+@pytest.mark.parametrize("env_id", REFERENCE_IDS)
+def test_sibling_runtimes_match_a_runtime_of_its_own(reference, env_id, runtimes):
+    """Instances made as siblings (sharing class-derived parts and, for SQL, one engine and its compiled
+    statements) behave exactly as a runtime built on its own, and never share state with each other."""
     from verifier.serving._code import loaded
 
     handle = reference.get(env_id)

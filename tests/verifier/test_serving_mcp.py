@@ -12,6 +12,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 ROOT = Path(__file__).resolve().parents[2]
 BORROW = {"member_id": "M002", "book_id": "B010"}
@@ -44,18 +45,20 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def http_server():
+def http_server(tmp_path_factory):
     """`serve --all --transport http` in its own process; yields its endpoint URL."""
     port = _free_port()
-    process = subprocess.Popen([sys.executable, *_serve_args("--all", "--transport", "http", "--port", str(port))],
-                               cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    log = tmp_path_factory.mktemp("serve") / "stderr.txt"
+    with log.open("w") as stderr:
+        process = subprocess.Popen([sys.executable, *_serve_args("--all", "--transport", "http", "--port", str(port))],
+                                   cwd=ROOT, stderr=stderr, text=True)
+    deadline = time.monotonic() + 60
+    while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             break
         except OSError:
-            assert process.poll() is None, process.stderr.read()
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
     try:
         yield f"http://127.0.0.1:{port}/mcp"
@@ -113,6 +116,25 @@ def test_http_sessions_are_isolated(http_server):
     anyio.run(run)
 
 
+def test_http_many_concurrent_sessions_in_one_process(http_server):
+    """Eight sessions open at once, each lends the same book: every one succeeds on its own state."""
+    outcomes = []
+
+    async def borrow(url):
+        async with _http_session(url) as session:
+            first = await session.call_tool("borrow_book", BORROW)
+            second = await session.call_tool("borrow_book", BORROW)
+            outcomes.append((first.is_error, second.is_error, first.meta["envforge"]["delta"] != []))
+
+    async def run():
+        async with anyio.create_task_group() as group:
+            for _ in range(8):
+                group.start_soon(borrow, f"{http_server}?env=library&task={TASK}")
+
+    anyio.run(run)
+    assert outcomes == [(False, True, True)] * 8
+
+
 def test_http_all_picks_env_per_session(http_server):
     async def run():
         async with _http_session(http_server) as session:
@@ -130,6 +152,9 @@ def test_http_all_picks_env_per_session(http_server):
             assert not (await session.call_tool("borrow_book", BORROW)).is_error
             missing = await session.call_tool("reset", {"env": "nope"})
             assert missing.is_error and "unknown env" in missing.content[0].text
+        async with _http_session(f"{http_server}?env=library&task=nope") as session:
+            with pytest.raises(MCPError, match="no task 'nope'"):
+                await session.list_tools()
 
     anyio.run(run)
 

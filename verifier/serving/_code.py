@@ -31,16 +31,19 @@ class LoadedEnv:
         self.module = load_module(handle.path / "env.py", name)
         self.tasks: Mapping[str, Task] = MappingProxyType({t.id: t for t in handle.tasks()})  # shared: read-only
         self.state_names: tuple[str, ...] = tuple(handle.state_names())
+        m = handle.manifest
         # SQL envs: one engine for all instances, each its own database, compiled statements shared
-        self._engine = database_engine() if handle.manifest.kind == "sql" else None
-        self._builder = self.runtime()  # owns the templates; never handed to an instance
+        engine = database_engine() if m.kind == "sql" else None
+        # owns the templates and is never handed out: instances are its siblings
+        self._builder = runtime_for(self.module, m.kind, m.entry, **runtime_options(m), engine=engine)
         self._named: dict[str, StateTemplate | dict[str, Any]] = {}
         self._checkers: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any]], bool]] = {}
         self.lock = threading.Lock()  # template building, and backups out of a shared template
 
     def runtime(self) -> SqlRuntime | ClassRuntime:
-        m = self.handle.manifest
-        return runtime_for(self.module, m.kind, m.entry, **runtime_options(m), engine=self._engine)
+        """A new instance's own runtime (reset it first): a sibling of the builder, so cheap to make."""
+        with self.lock:
+            return self._builder.sibling()
 
     def start(self, state: str | dict[str, Any]) -> StateTemplate | dict[str, Any]:
         """What `runtime.reset` takes for `state` (a state name or a state): built once, then shared."""

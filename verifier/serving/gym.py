@@ -122,20 +122,18 @@ class ToolEnv:
         unknown = sorted(set(options) - {"task", "state"})
         if unknown:
             raise ServingError(f"unknown reset options {unknown}: expected 'task' and/or 'state'")
-        if "task" in options:
-            self.task = self._task(options["task"])
-            self._state_choice = None
-        if "state" in options:
-            self._state_choice = options["state"]
-        state = self._state_choice if self._state_choice is not None else \
-            (self.task.state if self.task is not None else self.handle.default_state())
-        self.state_name = state if isinstance(state, str) else None
+        task = self._task(options["task"]) if "task" in options else self.task
+        choice = options["state"] if "state" in options else (None if "task" in options else self._state_choice)
+        state = choice if choice is not None else (task.state if task is not None else self.handle.default_state())
         if isinstance(self._runtime, SandboxRuntime):
             self._runtime.reset(self.handle.state(state) if isinstance(state, str) else state)
         else:
             assert self._loaded is not None
             start: StateTemplate | dict[str, Any] = self._loaded.start(state)
             self._loaded.reset(self._runtime, start)
+        # only a reset that worked changes the episode's task and state
+        self.task, self._state_choice = task, choice
+        self.state_name = state if isinstance(state, str) else None
         self._initial = self._runtime.snapshot() if self.task is not None else None
         self._verdict = None
         self.steps, self._over = 0, None

@@ -178,6 +178,15 @@ class _Handlers:
                                  query.get("task", self.config.task))
         return session.env
 
+    async def _listed_env(self, ctx: Any) -> ToolEnv | None:
+        """The session's env for a listing request; a bad `?env=&state=&task=` is a request error."""
+        session = self._session(ctx)
+        async with session.lock:
+            try:
+                return await self._env(ctx, session)
+            except EnvforgeError as exc:
+                raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+
     # --- tools --------------------------------------------------------------------------------
     def _reset_tool(self, env: ToolEnv | None) -> types.Tool:
         properties: dict[str, Any] = {}
@@ -194,9 +203,7 @@ class _Handlers:
                           input_schema={"type": "object", "properties": properties, "required": []})
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        session = self._session(ctx)
-        async with session.lock:
-            env = await self._env(ctx, session)
+        env = await self._listed_env(ctx)
         tools = [] if env is None else [
             types.Tool(name=t.name, description=t.description, input_schema=t.parameters,
                        annotations=types.ToolAnnotations(read_only_hint=True) if t.kind == "read" else None)
@@ -251,9 +258,7 @@ class _Handlers:
 
     # --- prompts ------------------------------------------------------------------------------
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
-        session = self._session(ctx)
-        async with session.lock:
-            env = await self._env(ctx, session)
+        env = await self._listed_env(ctx)
         if env is None:
             return types.ListPromptsResult(prompts=[])
         prompts = [types.Prompt(name=t.id, description=t.instruction) for t in env.tasks.values()]
@@ -262,9 +267,7 @@ class _Handlers:
         return types.ListPromptsResult(prompts=prompts)
 
     async def get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        session = self._session(ctx)
-        async with session.lock:
-            env = await self._env(ctx, session)
+        env = await self._listed_env(ctx)
         tasks = env.tasks if env is not None else {}
         task = env.task if env is not None and params.name == "task" else tasks.get(params.name)
         if task is None:
