@@ -278,3 +278,22 @@ def test_an_llm_simulator_over_http_is_verified_step_by_step(tmp_path: Path, llm
     assert t["sim_usage"]["calls"] == 2 and t["sim_usage"]["tokens_in"] == 20 and t["cost_usd"] > 0
     report = build_report(result.trajectories, model="reference", simulator="gpt-4o-mini")
     assert report["verified_yield"] == 0.0 and report["step_verified_rate"] == 0.5
+
+
+@pytest.mark.parametrize("solution", [[{"name": "borrow_book", "arguments": {"member_id": "M003", "book_id": "B006"}}],
+                                      []], ids=["refused-call", "no-call"])
+def test_reference_agent_on_refusal_tasks(tmp_path: Path, solution: list[dict[str, Any]]) -> None:
+    """Policy forbids the request (M003 owes a fine): the gold trajectory changes nothing and ends with a message."""
+    from catalog.tasks import Task
+    from synth.rollout import EnvSteps, ReferenceAgent, Unit, run_episode
+    from verifier.serving import make
+
+    task = Task(id="refuse-borrow", instruction="Alan Turing (M003) wants to borrow The Selfish Gene right now.",
+                state="default", check="def check(initial, final):\n    return final == initial\n",
+                solution=solution)
+    unit = Unit("library", task.id, task.state, task.instruction, len(solution))
+    with make("library", task=task, catalog=Catalog(tmp_path / "c"), terminate_on_success=False) as env:
+        t = run_episode(env, ReferenceAgent(task.solution or []), unit, EnvSteps(env), env_doc="library",
+                        env_kind="sql", seed=0, max_steps=5).to_dict()
+    assert t["success"] and t["end"] == "final" and [s["outcome"] for s in t["steps"]] == ["failure"] * len(solution)
+    assert_openai_messages(t["messages"])
