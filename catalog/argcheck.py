@@ -36,6 +36,8 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
+from catalog import pyast
+
 __all__ = ["Form", "compile_annotation", "form_problem", "type_problem", "describe", "ANY"]
 
 
@@ -43,7 +45,8 @@ __all__ = ["Form", "compile_annotation", "form_problem", "type_problem", "descri
 class Form:
     """A compiled hint. `kind` is one of: any, int, float, str, bool, none, list, set, tuple, dict,
     union, literal. `args` holds the element forms (list/set: 1; dict: key, value; tuple: the
-    items, or one item when `variadic`; union: the members) or, for literal, the allowed values."""
+    items, or one item when `variadic`; union: the members) or, for literal, the allowed values.
+    """
 
     kind: str
     args: tuple[Any, ...] = ()
@@ -74,7 +77,7 @@ def compile_annotation(annotation: Any, namespace: dict[str, Any] | None = None)
         return _text_form(annotation)
     try:
         if isinstance(annotation, str):
-            return _from_node(ast.parse(annotation.strip(), mode="eval").body, namespace, 0)
+            return _from_node(pyast.parse(annotation.strip(), mode="eval").body, namespace, 0)
         return _from_object(annotation, namespace, 0)
     except (SyntaxError, ValueError, TypeError, AttributeError, RecursionError):
         return ANY
@@ -84,7 +87,7 @@ def compile_annotation(annotation: Any, namespace: dict[str, Any] | None = None)
 def _text_form(text: str) -> Form:
     """Namespace-free texts (the spec's annotations) are compiled once."""
     try:
-        return _from_node(ast.parse(text.strip(), mode="eval").body, None, 0)
+        return _from_node(pyast.parse(text.strip(), mode="eval").body, None, 0)
     except (SyntaxError, ValueError, TypeError, AttributeError, RecursionError):
         return ANY
 
@@ -117,7 +120,7 @@ def _from_node(node: ast.expr, namespace: dict[str, Any] | None, depth: int) -> 
         if node.value is None:
             return Form("none")
         if isinstance(node.value, str):  # a quoted forward reference
-            return _from_node(ast.parse(node.value.strip(), mode="eval").body, namespace, depth + 1)
+            return _from_node(pyast.parse(node.value.strip(), mode="eval").body, namespace, depth + 1)
         return ANY
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         return _union([_from_node(node.left, namespace, depth + 1), _from_node(node.right, namespace, depth + 1)])
@@ -188,9 +191,9 @@ def _from_object(hint: Any, namespace: dict[str, Any] | None, depth: int) -> For
     if hint is None or hint is type(None):
         return Form("none")
     if isinstance(hint, str):
-        return _from_node(ast.parse(hint.strip(), mode="eval").body, namespace, depth + 1)
+        return _from_node(pyast.parse(hint.strip(), mode="eval").body, namespace, depth + 1)
     if isinstance(hint, typing.ForwardRef):
-        return _from_node(ast.parse(hint.__forward_arg__.strip(), mode="eval").body, namespace, depth + 1)
+        return _from_node(pyast.parse(hint.__forward_arg__.strip(), mode="eval").body, namespace, depth + 1)
     if isinstance(hint, type) and hint in _SIMPLE:
         return Form(_SIMPLE[hint])
     supertype = getattr(hint, "__supertype__", None)  # typing.NewType

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, get_args
 
+from catalog import pyast
 from catalog.errors import EnvforgeError
 from catalog.models import Convention
 
@@ -357,7 +358,7 @@ def _database_type(toolkit: type) -> Any:
 def _decorators(function: Callable[..., Any]) -> set[str]:
     """Names of the decorators on a function, read from its source (decorators leave no trace otherwise)."""
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+        tree = pyast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError):
         return set()
     node = tree.body[0] if tree.body else None

@@ -36,7 +36,7 @@ from sqlalchemy.orm import sessionmaker
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel
 
-from catalog import _sqlstate, _tracking, codec
+from catalog import _sqlstate, _tracking, codec, pyast
 from catalog.argcheck import Form, compile_annotation, form_problem
 from catalog.envkit import Env, EnvMeta, ToolError
 from catalog.errors import EnvforgeError
@@ -585,7 +585,7 @@ def _init_mode(env_class: type[Any]) -> InitMode:
 def _reads_parameter(function: Callable[..., Any], name: str) -> bool:
     """True if `function` uses parameter `name` other than storing it as-is (`self.x = name`)."""
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+        tree = pyast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError):
         return True
     stored = {id(node.value) for node in ast.walk(tree)

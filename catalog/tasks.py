@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from catalog import pyast
 from catalog.errors import EnvforgeError
 from catalog.models import Action
 
@@ -39,7 +40,7 @@ class Task(BaseModel):
     @classmethod
     def _defines_check(cls, source: str) -> str:
         try:
-            tree = ast.parse(source)
+            tree = pyast.parse(source)
         except SyntaxError as exc:
             raise ValueError(f"check does not parse: {exc}") from exc
         if not any(isinstance(n, ast.FunctionDef) and n.name == "check" and len(n.args.args) == 2 for n in tree.body):

@@ -3,7 +3,8 @@
 Tests run the real ``openai`` client over real HTTP against it. Each test scripts the replies:
 a list consumed in order (one per POST /v1/chat/completions) or a function of the request.
 A reply is a :class:`Reply`, or shorthand: a ``str`` (assistant content), a ``dict`` (content as
-JSON), an ``int`` (an HTTP error status), or :data:`HANG` (accept, never answer). Every request
+JSON), an ``int`` (an HTTP error status), or :data:`HANG` (accept, never answer). ``Reply(tool_calls=
+[(name, arguments), ...])`` answers with native tool calls (arguments a dict, or a str sent as is). Every request
 received is recorded, so tests can assert prompts, ``response_format`` and call counts.
 """
 
@@ -31,6 +32,7 @@ class Reply:
     hang: bool = False
     headers: dict[str, str] = field(default_factory=dict)
     error: str = ""
+    tool_calls: list[tuple[str, Any]] | None = None
 
 
 HANG = Reply(hang=True)
@@ -172,6 +174,12 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 "choices": [{"index": 0, "finish_reason": reply.finish_reason,
                              "message": {"role": "assistant", "content": reply.content}}],
             }
+            if reply.tool_calls:
+                payload["choices"][0]["finish_reason"] = "tool_calls"
+                payload["choices"][0]["message"]["tool_calls"] = [
+                    {"id": f"call_{len(server.requests)}_{n}", "type": "function",
+                     "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+                    for n, (name, args) in enumerate(reply.tool_calls)]
             if reply.prompt_tokens is not None:
                 pt, ct = reply.prompt_tokens, reply.completion_tokens or 0
                 payload["usage"] = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}

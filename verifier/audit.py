@@ -62,7 +62,7 @@ from verifier.audit_results import (
 from verifier.metrics import envsimbench_config_match, feedback_match, op_scores, strict_config_match
 
 __all__ = [
-    "AuditError", "AuditAborted", "run_audit", "audit_order", "score_prediction",
+    "AuditError", "AuditAborted", "run_audit", "audit_order", "score_prediction", "is_fatal",
     # the folder's files and the report, re-exported: one import for an audit's public API
     "load_results", "is_verified", "is_missed", "is_wrong", "RESULTS_FILE", "RECORD_KEYS",
     "AuditReport", "GroupStats", "build_report", "write_report", "render_markdown", "render_summary",
@@ -142,7 +142,8 @@ def _record(item: BenchItem, prediction: SimResult, seconds: float, simulator: S
     }
 
 
-def _is_fatal(exc: BaseException) -> bool:
+def is_fatal(exc: BaseException) -> bool:
+    """An error that ends the whole run (an unreachable endpoint, or `fatal = True`), not just one answer."""
     return getattr(exc, "fatal", False) is True or any(c.__name__ == "EndpointUnreachable" for c in type(exc).__mro__)
 
 
@@ -159,7 +160,7 @@ def _worker(simulator: Simulator, jobs: queue.Queue[BenchItem], results: queue.Q
             answer: Any = simulator.predict(item)
         except BaseException as exc:  # handed to the main thread, which decides what it means
             results.put((item, exc, time.perf_counter() - started))
-            if _is_fatal(exc) or not isinstance(exc, Exception):
+            if is_fatal(exc) or not isinstance(exc, Exception):
                 return
             continue
         results.put((item, answer, time.perf_counter() - started))
@@ -254,7 +255,7 @@ def _ask(todo: list[BenchItem], simulator: Simulator, out: Path, workers: int, p
                     if any(t.is_alive() for t in threads) or not results.empty():
                         continue
                     break  # every worker ended (stopped or out of items) and nothing is left to record
-                if isinstance(answer, BaseException) and (_is_fatal(answer) or not isinstance(answer, Exception)):
+                if isinstance(answer, BaseException) and (is_fatal(answer) or not isinstance(answer, Exception)):
                     # Stop taking new items; let in-flight ones land (they are paid for), then raise.
                     failure = failure or answer
                     stop.set()
@@ -273,7 +274,7 @@ def _ask(todo: list[BenchItem], simulator: Simulator, out: Path, workers: int, p
             stop.set()  # Ctrl-C on this thread: in-flight answers are dropped and re-asked on resume
             raise
     if failure is not None:
-        if _is_fatal(failure):
+        if is_fatal(failure):
             raise AuditAborted(f"Audit stopped: {failure} ({finished + answered}/{total} samples recorded in "
                                f"{out / RESULTS_FILE}; rerun to resume)", recorded=finished + answered,
                                total=total) from failure

@@ -24,7 +24,8 @@ from catalog.strata import GROUPS, RUNG_NAMES, rung_of_strata
 from verifier.audit_results import Record, is_missed, is_verified
 from verifier.metrics import DeltaFormatError, parse_delta
 
-__all__ = ["AuditReport", "GroupStats", "build_report", "op_diff", "short", "ENVSIMBENCH_PUBLISHED", "WORST_COUNT"]
+__all__ = ["AuditReport", "GroupStats", "build_report", "op_diff", "percentiles", "short", "ENVSIMBENCH_PUBLISHED",
+           "WORST_COUNT"]
 
 WORST_COUNT = 10
 
@@ -164,7 +165,8 @@ def _args_key(count: int) -> str:
     return str(count) if count < 4 else "4+"
 
 
-def _percentiles(values: Sequence[float]) -> dict[str, float | None]:
+def percentiles(values: Sequence[float]) -> dict[str, float | None]:
+    """p50, p90, p99, max and mean (nearest rank), rounded to 3 places; None for no values."""
     ordered = sorted(values)
 
     def rank(q: float) -> float | None:
@@ -293,7 +295,7 @@ def build_report(records: Sequence[Record], *, model: str, mode: str, price_note
         tokens_in=tokens_in,
         tokens_out=tokens_out,
         cost_usd=cost,
-        latency_s=_percentiles([float(r["seconds"]) for r in records]),
+        latency_s=percentiles([float(r["seconds"]) for r in records]),
         prompt_tokens_per_sample=round(tokens_in / n, 1) if n else None,
         completion_tokens_per_sample=round(tokens_out / n, 1) if n else None,
         seconds_per_sample=round(sum(float(r["seconds"]) for r in records) / n, 3) if n else None,

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from catalog.jsonable import to_jsonable
 
 __all__ = ["RESULTS_FILE", "META_FILE", "LOCK_FILE", "RECORD_KEYS", "load_results", "read_meta", "repair_tail",
-           "write_json", "json_fallback", "is_verified", "is_missed", "is_wrong"]
+           "write_json", "json_fallback", "json_lines", "is_verified", "is_missed", "is_wrong"]
 
 RESULTS_FILE = "results.jsonl"
 META_FILE = "audit.json"
@@ -66,27 +67,33 @@ def repair_tail(path: Path) -> None:
             handle.write(b"\n")
 
 
-def load_results(out_dir: Path | str) -> dict[str, Record]:
-    """Read results.jsonl: id -> record (the last of an id wins). Torn or malformed lines are skipped."""
-    path = Path(out_dir) / RESULTS_FILE
-    records: dict[str, Record] = {}
+def json_lines(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSONL file that is appended to as work finishes; torn or malformed lines are skipped."""
     if not path.is_file():
-        return records
+        return
     with path.open("rb") as handle:
         for raw in handle:
             try:
                 record = json.loads(raw.decode("utf-8"))
             except (ValueError, UnicodeDecodeError):
                 continue
-            if isinstance(record, dict) and isinstance(record.get("id"), str) and all(k in record for k in RECORD_KEYS):
-                records[record["id"]] = record
+            if isinstance(record, dict):
+                yield record
+
+
+def load_results(out_dir: Path | str) -> dict[str, Record]:
+    """Read results.jsonl: id -> record (the last of an id wins). Torn or malformed lines are skipped."""
+    records: dict[str, Record] = {}
+    for record in json_lines(Path(out_dir) / RESULTS_FILE):
+        if isinstance(record.get("id"), str) and all(k in record for k in RECORD_KEYS):
+            records[record["id"]] = record
     return records
 
 
-def read_meta(out_dir: Path) -> dict[str, Any]:
-    """audit.json: the simulator (model, mode) and its sessions; {} when absent or unreadable."""
+def read_meta(out_dir: Path, name: str = META_FILE) -> dict[str, Any]:
+    """audit.json (or the folder's other session file `name`): its object; {} when absent or unreadable."""
     try:
-        data = json.loads((out_dir / META_FILE).read_text(encoding="utf-8"))
+        data = json.loads((out_dir / name).read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

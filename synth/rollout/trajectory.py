@@ -1,0 +1,123 @@
+"""A rollout's trajectory: OpenAI messages and tools, per-step outcome and delta, reward, usage, metadata.
+
+One trajectory is one line of `trajectories.jsonl`. The line is built for two readers: `json`
+line by line (every field is plain JSON) and HF `datasets` as plain JSONL, whose Arrow columns
+need one type per field on every line. So the fields whose type varies from call to call (tool
+arguments, observations, deltas, the check's details, a simulator's prediction) are stored as
+JSON text (`*_json`), exactly as OpenAI messages already carry tool arguments and tool results;
+everything else keeps one type (null where it does not apply). `messages` follow the OpenAI chat
+format: system, user, assistant (with `tool_calls`, `function.arguments` as JSON text) and tool
+(with `tool_call_id`) messages; `tools` are the OpenAI function schemas the agent was given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catalog.jsonable import canonical_json
+from verifier.audit_results import json_fallback, json_lines
+
+__all__ = ["TRAJECTORIES_FILE", "SimCheck", "StepRecord", "Trajectory", "as_json_text", "load_trajectories"]
+
+TRAJECTORIES_FILE = "trajectories.jsonl"
+
+
+def as_json_text(value: Any) -> str:
+    """Canonical JSON text of a value of any JSON type (what `*_json` fields hold); repr of anything else."""
+    return canonical_json(json_fallback(value))
+
+
+@dataclass
+class SimCheck:
+    """How one simulated step compared with executing it on the real env from the same state.
+
+    `verified`: the simulator's observation (FM) and next state (strict CM) both match execution.
+    `answered_by` is what the agent saw: `simulator`, or `env` when the simulator gave no answer
+    (abstained or failed), so the episode could go on.
+    """
+
+    verified: bool
+    fm: bool
+    cm_strict: bool
+    answered_by: str
+    abstained: bool = False
+    reason: str | None = None
+    predicted_observation_json: str = "null"
+    predicted_delta_json: str = "null"
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+
+    def divergence(self) -> str:
+        """What differed, in a few words (for the first divergence of a trajectory)."""
+        if self.abstained or self.answered_by == "env":
+            return f"no answer ({self.reason or 'abstained'})"
+        parts = [name for name, ok in (("observation", self.fm), ("state", self.cm_strict)) if not ok]
+        return " and ".join(parts) + " differ"
+
+
+@dataclass
+class StepRecord:
+    """One tool call of the agent and what answered it.
+
+    `outcome` is the env's (success, failure, crash, invalid), or `malformed` when the call's
+    arguments were not a JSON object: nothing ran and the agent was told what was wrong.
+    """
+
+    index: int
+    call_id: str
+    name: str
+    arguments_json: str
+    outcome: str
+    observation_json: str
+    delta_json: str
+    delta_size: int
+    seconds: float
+    error: str | None = None
+    sim: SimCheck | None = None
+
+
+@dataclass
+class Trajectory:
+    """One episode of one agent on one (env, task); `id` is `env/task`, the resume key."""
+
+    id: str
+    env: str
+    task: str
+    state: str
+    model: str
+    simulator: str | None
+    seed: int
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    steps: list[StepRecord]
+    reward: float
+    success: bool
+    check_json: str
+    end: str
+    usage: dict[str, Any]
+    sim_usage: dict[str, Any]
+    cost_usd: float
+    verified: bool | None
+    first_divergence: dict[str, Any] | None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_line(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False)
+
+
+def load_trajectories(out_dir: Path) -> dict[str, dict[str, Any]]:
+    """Read trajectories.jsonl: id -> line (the first of an id wins). Torn or malformed lines are skipped."""
+    found: dict[str, dict[str, Any]] = {}
+    for line in json_lines(Path(out_dir) / TRAJECTORIES_FILE):
+        if isinstance(line.get("id"), str):
+            found.setdefault(line["id"], line)
+    return found
