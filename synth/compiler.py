@@ -657,12 +657,18 @@ def _cascade(w: _Writer, bp: Blueprint, t: ToolRecipe, e: EntitySpec) -> None:
     w(2, "moved = 0")
     w(2, f"for row in self.select({child.cls}, {child.cls}.{fk.name} == {key}):")
     w(3, f"if row.status in {_py(t.child_sources)}:")
+    history = t.history and support_table(bp, "status_change") is not None
+    if history:
+        w(4, "was = row.status")
     w(4, f"row.status = {_py(t.child_target)}")
     if child.has(f"{t.child_target}_at"):
         w(4, f"row.{t.child_target}_at = self.now()")
     if t.touch:
         _touch(w, child, "row", depth=4)
+    _history(w, bp, t, child, "row", "was", depth=4)
     w(4, "moved += 1")
+    if history:
+        w(2, f"was = {e.name}.status")
     w(2, f"{e.name}.status = {_py(t.target)}")
     if t.stamp:
         w(2, f"{e.name}.{t.stamp} = self.now()")
@@ -670,6 +676,7 @@ def _cascade(w: _Writer, bp: Blueprint, t: ToolRecipe, e: EntitySpec) -> None:
         w(2, f"{e.name}.{t.reason} = reason")
     if t.touch:
         _touch(w, e, e.name)
+    _history(w, bp, t, e, e.name, "was")
     _audit(w, bp, t, f"{e.name}.id")
     w(2, f'return ok(data={{"{key}": {e.name}.id, "status": {e.name}.status, "{child.table}_moved": moved}})')
 

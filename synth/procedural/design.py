@@ -408,7 +408,7 @@ def _pool(domain: Domain, entities: list[EntitySpec], templates: dict[str, Entit
         reason = _reason_field(p, pm.target) if _REASONED.search(pm.target) else None
         add(ToolRecipe(name=f"{pm.verb}_{p.name}_with_{c.table}", archetype="cascade", entity=p.name,
                        sources=list(pm.sources), target=pm.target, child=c.name, child_sources=list(cm.sources),
-                       child_target=cm.target, reason=reason, audit=True, touch=rng.random() < 0.8),
+                       child_target=cm.target, reason=reason, audit=True, history=history, touch=rng.random() < 0.8),
             must=p.name == focus.name and rng.random() < 0.7)
     return tools, required, invariants
 
@@ -472,7 +472,7 @@ def design(domain: Domain, seed: int, *, size_class: str = "medium", focus: str 
         own = size or len(domain.entities)
     picked = _pick_entities(domain, rng, own, focus)
     tables = rng.randint(max(lo, len(picked)), hi)
-    wanted = ["audit_log", "payment", "ledger_entry", "status_change"] if size_class != "small" else []
+    wanted = ["audit_log", "status_change", "payment", "ledger_entry"] if size_class != "small" else []
     wanted = wanted[:max(0, tables - len(picked))]
     support = _pick_support(picked, rng, tables - len(picked), wanted) if size_class != "small" else []
     names = {e.name for e in picked} | {t.name for t, _ in support}
