@@ -337,8 +337,8 @@ def _pair_guards(w: _Writer, bp: Blueprint, e: EntitySpec, given: list[str], cur
             continue
 
         def value(name: str) -> str:
-            if name not in given:
-                return f"{current}.{name}"
+            if name not in given:  # a create leaves it at the schema's default
+                return f"{current}.{name}" if current else _default_literal(e.field(name))
             return f"({name} if {name} is not None else {current}.{name})" if current else name
 
         op, words = (">", "more than") if inv.kind == "le" else (">=", "at least")
@@ -723,20 +723,25 @@ _ARCHETYPES = {"lookup": _lookup, "find": _find, "list": _list, "summary": _summ
 
 # --- module -------------------------------------------------------------------------------------
 
+def _default_literal(f: FieldSpec) -> str:
+    """The value a new record gets for a field no parameter sets (what `_field_line` declares)."""
+    if f.nullable:
+        return "None"
+    if f.kind == "status" or f.kind == "choice":
+        return _py(f.choices[0])
+    if f.kind == "version":
+        return "1"
+    if f.kind in ("int", "float", "money"):
+        return _num(f.lo if f.lo is not None and f.lo > 0 else 0, f.kind)
+    if f.kind == "bool":
+        return "False"
+    return '""'
+
+
 def _field_line(f: FieldSpec, bp: Blueprint) -> str:
     args: list[str] = []
-    if f.nullable:
-        args.append("None")
-    elif f.kind == "status":
-        args.append(_py(f.choices[0]))
-    elif f.kind == "version":
-        args.append("1")
-    elif f.kind in ("int", "float", "money"):
-        args.append(_num(f.lo if f.lo is not None and f.lo > 0 else 0, f.kind))
-    elif f.kind == "bool":
-        args.append("False")
-    elif f.kind == "choice":
-        args.append(_py(f.choices[0]))
+    if f.nullable or f.kind in ("status", "version", "int", "float", "money", "bool", "choice"):
+        args.append(_default_literal(f))
     if f.unique:
         args.append("unique=True")
     if f.kind == "fk":

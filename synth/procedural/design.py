@@ -285,6 +285,7 @@ def _place_recipe(bp_entities: dict[str, EntitySpec], c: EntitySpec, rng: random
               and "reason" not in f.roles
               and ("label" in f.roles or f.unique or f.kind in required or f.name in (priced, quantity)
                    or rng.random() < 0.4)]
+    params = _with_pairs(c, params)
     verb = ("place" if "order" in c.name else "book" if re.search(r"book|reserv|appoint|session|ticket|enrol", c.name)
             else "add")
     name = f"{verb}_{c.name}"
