@@ -836,7 +836,7 @@ def compile_env(bp: Blueprint) -> str:
     w()
     w(0, "from catalog.envkit import Env, fail, ok, table_base, tool")
     w()
-    quotas = []
+    quotas: list[tuple[str, int | float]] = []
     for t in bp.tools:
         if t.archetype == "create" and t.quota:
             e = bp.entity(t.entity)

@@ -25,6 +25,7 @@ import hashlib
 import math
 import random
 import re
+from typing import Literal
 
 from catalog.plan import Invariant
 from synth.blueprint import EDITABLE, READS, SIZES, Blueprint, EntitySpec, FieldSpec, ToolRecipe
@@ -158,9 +159,9 @@ def _entity_spec(e: EntityT, names: set[str], rng: random.Random, keep: float, b
     if e.states:
         fields.append(FieldSpec(name="status", kind="status", choices=list(e.states),
                                 description="Where it is in its lifecycle"))
-    for f in fields:  # a past event of the record (placed_at, opened_on): set to the clock when it is created
-        if f.kind == "datetime" and "deadline" not in f.roles and _PAST.search(f.name):
-            f.roles.append("now")
+    for spec in fields:  # a past event of the record (placed_at, opened_on): set to the clock when it is created
+        if spec.kind == "datetime" and "deadline" not in spec.roles and _PAST.search(spec.name):
+            spec.roles.append("now")
     if bookkeeping:
         fields.append(FieldSpec(name="version", kind="version", description="Bumped by every change"))
         fields.append(FieldSpec(name="updated_at", kind="stamp", nullable=True, description="Time of the last change"))
@@ -321,7 +322,11 @@ def _pool(domain: Domain, entities: list[EntitySpec], templates: dict[str, Entit
             key = next((f for f in keys if f.kind == "email"), keys[0])
             add(ToolRecipe(name=f"find_{e.name}_by_{key.name}", archetype="find", entity=e.name, key=key.name),
                 must=not e.support)
-        options = ["none"] + (["status"] if e.states else []) + (["parent"] if e.parent else [])
+        options: list[Literal["none", "status", "parent"]] = ["none"]
+        if e.states:
+            options.append("status")
+        if e.parent:
+            options.append("parent")
         flt = rng.choice(options) if not system else ("parent" if e.parent else "none")
         suffix = {"none": "", "status": "_by_status", "parent": f"_of_{e.parent}"}[flt]
         add(ToolRecipe(name=f"{rng.choice(_LIST)}_{e.table}{suffix}", archetype="list", entity=e.name, filter=flt),
@@ -383,7 +388,9 @@ def _pool(domain: Domain, entities: list[EntitySpec], templates: dict[str, Entit
                            fields=sorted(rng.sample(editable, k)), touch=rng.random() < 0.7))
         balance = e.role("balance")
         if balance is not None:
-            for direction, names_ in (("decrease", _DECREASE), ("increase", _INCREASE)):
+            ways: tuple[tuple[Literal["decrease", "increase"], tuple[str, ...]], ...] = (
+                ("decrease", _DECREASE), ("increase", _INCREASE))
+            for direction, names_ in ways:
                 if rng.random() < 0.7:
                     add(ToolRecipe(name=f"{rng.choice(names_).format(f=balance.name)}", archetype="adjust",
                                    entity=e.name, field=balance.name, direction=direction,
