@@ -30,7 +30,7 @@ from typing import Literal
 from catalog.plan import Invariant
 from synth.blueprint import EDITABLE, READS, SIZES, Blueprint, EntitySpec, FieldSpec, ToolRecipe
 from synth.compiler import per_unit
-from synth.ontology.schema import Domain, EntityT, FieldT
+from synth.ontology.schema import Domain, EntityT, FieldT, Transition
 from synth.ontology.support import SUPPORT, SupportT, support_entity
 
 __all__ = ["design", "env_id_for", "topic_text"]
@@ -52,6 +52,8 @@ _REASONED = re.compile(r"cancel|reject|declin|denied|deny|suspend|refund|void|wi
 _PAST = re.compile(r"(placed|opened|sold|issued|logged|paid|posted|changed|uploaded|hired|joined|started|created|"
                    r"received|submitted|recorded|filed|reported|registered|admitted|enrolled|signed|written|queued|"
                    r"ordered|arrived|collected|taken|read|measured|detected|raised|installed)_(at|on)$")
+_PAYABLE = re.compile(r"order|book|reserv|appoint|ticket|sale|rental|subscri|enrol|registration|session|purchase")
+_LINE = re.compile(r"item|line|usage|fill|application")
 _QUANTITY = re.compile(r"quantit|qty|units|seats|tickets|nights|guests|passengers|count|pieces")
 _PRICE = re.compile(r"price|fare|fee|cost|total|charge|rate")
 
@@ -257,7 +259,9 @@ def _place_recipe(bp_entities: dict[str, EntitySpec], c: EntitySpec, rng: random
             break
     priced = next((f.name for f in c.fields if f.kind == "money" and _PRICE.search(f.name)
                    and "derived" not in f.roles), None)
-    price = priced if own and not c.has("payment_method") else None
+    # a payment is recorded for what a customer buys or books (or draws from a balance), not for a line of it
+    payable = payer is not None or (_PAYABLE.search(c.name) is not None and _LINE.search(c.name) is None)
+    price = priced if own and payable and not c.has("payment_method") else None
     if stock is None and priced is None:
         return None
     invariants = [Invariant(kind="count_of_children", collection=parent.table,
@@ -408,8 +412,11 @@ def _pool(domain: Domain, entities: list[EntitySpec], templates: dict[str, Entit
     cascades = [(p, c) for p in entities for c in entities if c.parent == p.name and p.name in templates
                 and c.name in templates and templates[p.name].transitions and templates[c.name].transitions]
     for p, c in cascades:
-        pm = rng.choice(templates[p.name].transitions)
-        cm = max(templates[c.name].transitions, key=lambda m: (len(m.sources), m.verb))
+        pairs = [(pm, cm) for pm in templates[p.name].transitions for cm in templates[c.name].transitions
+                 if _goes_along(pm, cm)]
+        if not pairs:
+            continue
+        pm, cm = rng.choice(sorted(pairs, key=lambda pair: (pair[0].verb, pair[1].verb)))
         if rng.random() < 0.7:
             _add_field(c, FieldSpec(name=f"{cm.target}_at", kind="stamp", nullable=True,
                                     description=f"When it became {cm.target.replace('_', ' ')}"))
@@ -419,6 +426,16 @@ def _pool(domain: Domain, entities: list[EntitySpec], templates: dict[str, Entit
                        child_target=cm.target, reason=reason, audit=True, history=history, touch=rng.random() < 0.8),
             must=p.name == focus.name and rng.random() < 0.7)
     return tools, required, invariants
+
+
+def _goes_along(parent_move: Transition, child_move: Transition) -> bool:
+    """Whether a child's move follows from its parent's (cancel an order: cancel its lines).
+
+    The same verb or end state, or both a stop; never a stop of the parent that moves the children on.
+    """
+    if parent_move.verb == child_move.verb or parent_move.target == child_move.target:
+        return True
+    return bool(_REASONED.search(parent_move.target)) and bool(_REASONED.search(child_move.target))
 
 
 def _with_pairs(e: EntitySpec, params: list[str]) -> list[str]:
