@@ -1,39 +1,63 @@
-"""Tasks with checks, found by predicting calls with the plan interpreter (nothing is executed here).
+"""Multi-step tasks with checks, found by predicting calls with the plan interpreter (nothing is executed here).
 
-A task is a write call (or two) that the plan says succeeds on an initial state and changes it.
-Its check asserts the fields the plan says change (timestamps and version counters left out, so
-an agent that reaches the goal another way still passes); a check that the initial state would
-already satisfy is never produced. The quality gate then executes each task's solution in the
-sandbox and confirms the check flips from false to true.
+A task reads like a user's request: the record is named by what the user knows (an email, an
+order number, a name), so the reference solution first finds it with a read tool, reads it
+before writing, then makes one or more writes. Three families:
+- goal: find, read, one to three writes on the same record;
+- branch: the instruction states a conditional policy ("if its deposit is above 200, confirm
+  it; otherwise cancel it"); the solution is the branch that applies in the task's state, and
+  the check also requires that the other branch's changes did not happen;
+- refusal: the instruction states a policy that forbids what the user asks (the tool itself
+  would allow it); the solution only reads (or does just the allowed part of a two-part
+  request), and the check requires the forbidden change to be absent.
+Every task carries `forbidden`, calls that reach a wrong final state from the initial one (the
+forbidden write, the other branch), so the gate confirms the check can tell: false there, true
+after the solution. Checks assert the fields the plan says change (timestamps and version
+counters left out, so an agent that reaches the goal another way still passes); argument values
+come from Faker like the states, and a task whose final state would break one of the blueprint's
+invariants is never produced.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any
 
-from catalog.delta import DeltaOp, apply_delta
+from catalog.delta import apply_delta, diff
 from catalog.models import Action, Outcome
-from catalog.plan import Plan
+from catalog.plan import Invariant, Plan
 from catalog.tasks import Task
 from constraints.completeness import candidates
 from constraints.spec import Param
-from synth.blueprint import Blueprint, ToolRecipe
+from synth.blueprint import Blueprint, EntitySpec, ToolRecipe
+from synth.procedural.consistency import invariants_of
+from synth.procedural.values import ValueMaker
+from synth.procedural.wording import say_change, say_record, say_value, verb_phrase, words
 from verifier.intent import PlanSimulator
+from verifier.invariants import violations
 
-__all__ = ["make_tasks", "write_delta_sizes"]
+__all__ = ["make_tasks", "write_delta_sizes", "READ_ARCHETYPES"]
 
+READ_ARCHETYPES = ("lookup", "list", "summary", "find", "search")
 _SKIP_FIELDS = {"version", "updated_at"}
+_NATURAL_KINDS = ("email", "code", "phone", "name", "text")
+_ENDING = ("transition", "cascade", "delete")  # lifecycle moves: after them, other edits may be refused
 
 
-def _check_source(ops: list[dict[str, Any]]) -> str | None:
+def _skipped(path: list[str]) -> bool:
+    return path[0] == "env_meta" or (len(path) == 3 and (path[2] in _SKIP_FIELDS or path[2].endswith("_at")))
+
+
+def _goal_lines(ops: list[dict[str, Any]]) -> list[str]:
+    """Assertions that the changes `ops` describe were made."""
     lines = []
     for op in ops:
         path = op["path"]
-        if path[0] == "env_meta" or (len(path) == 3 and (path[2] in _SKIP_FIELDS or path[2].endswith("_at"))):
+        if _skipped(path):
             continue
         if op["op"] == "modify" and len(path) == 3:
-            lines.append(f"final[{path[0]!r}][{path[1]!r}][{path[2]!r}] == {op['value']!r}")
+            lines.append(f"final[{path[0]!r}].get({path[1]!r}, {{}}).get({path[2]!r}) == {op['value']!r}")
         elif op["op"] == "add" and len(path) == 2 and isinstance(op["value"], dict):
             wanted = {k: v for k, v in op["value"].items() if k not in _SKIP_FIELDS and not k.endswith("_at")
                       and k != "id"}
@@ -41,62 +65,576 @@ def _check_source(ops: list[dict[str, Any]]) -> str | None:
                          f"for key, row in final[{path[0]!r}].items() if key not in initial[{path[0]!r}])")
         elif op["op"] == "delete" and len(path) == 2:
             lines.append(f"{path[1]!r} not in final[{path[0]!r}]")
+    return lines
+
+
+def _absent_lines(ops: list[dict[str, Any]]) -> list[str]:
+    """Assertions that the changes `ops` describe were NOT made (a forbidden write, the other branch)."""
+    lines = []
+    for op in ops:
+        path = op["path"]
+        if _skipped(path):
+            continue
+        if op["op"] == "modify" and len(path) == 3:
+            lines.append(f"final[{path[0]!r}].get({path[1]!r}, {{}}).get({path[2]!r}) == "
+                         f"initial[{path[0]!r}][{path[1]!r}].get({path[2]!r})")
+        elif op["op"] == "add" and len(path) == 2:
+            lines.append(f"len(final[{path[0]!r}]) <= len(initial[{path[0]!r}])")
+        elif op["op"] == "delete" and len(path) == 2:
+            lines.append(f"{path[1]!r} in final[{path[0]!r}]")
+    return list(dict.fromkeys(lines))
+
+
+def _check_source(lines: list[str]) -> str | None:
     if not lines:
         return None
     body = "\n        and ".join(lines)
     return f"def check(initial, final):\n    return (\n        {body}\n    )\n"
 
 
-def _instruction(bp: Blueprint, recipe: ToolRecipe, action: Action) -> str:
-    e = bp.entity(recipe.entity)
-    what = e.name.replace("_", " ")
-    args = action.arguments
-    key = args.get(f"{e.name}_id")
-    details = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in args.items() if k != f"{e.name}_id")
-    text = {
-        "create": f"Create a new {what} with {details}.",
-        "update": f"Update {what} {key}: set {details}.",
-        "adjust": f"{'Add' if recipe.direction == 'increase' else 'Take'} {args.get('amount')} "
-                  f"{'to' if recipe.direction == 'increase' else 'from'} the {(recipe.field or '').replace('_', ' ')} "
-                  f"of {what} {key}.",
-        "delete": f"Delete {what} {key}; it is no longer needed.",
-        "transition": f"Please {recipe.target and recipe.name.removesuffix('_' + e.name).replace('_', ' ')} "
-                      f"{what} {key}" + (f" ({details})" if details else "") + ".",
-        "cascade": f"{recipe.name.split('_with_')[0].removesuffix('_' + e.name).replace('_', ' ').capitalize()} "
-                   f"{what} {key} and everything still pending on it.",
-    }.get(recipe.archetype, f"Use {recipe.name} on {what} {key}.")
-    return f"As the {bp.actor}: {text}"
+@dataclass
+class _Found:
+    """A planned sequence of calls from one state: its actions, final state and net change."""
+
+    actions: list[Action]
+    final: dict[str, Any]
+    ops: list[dict[str, Any]]
 
 
-def make_tasks(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], *, count: int = 3) -> list[Task]:
-    """Up to `count` tasks (each solved by one to two calls), deterministic from the blueprint's seed."""
+class _Planner:
+    """Predicts call sequences with the plan and draws realistic arguments (one per blueprint and state)."""
+
+    def __init__(self, bp: Blueprint, plan: Plan, rng: random.Random, invariants: list[Invariant]) -> None:
+        self.bp, self.plan, self.rng = bp, plan, rng
+        self.simulator = PlanSimulator(plan)
+        self.invariants = invariants
+        self.params = {name: [Param.from_dict(p) for p in tool.params] for name, tool in plan.tools.items()}
+        self.values = ValueMaker(f"task-values:{bp.env_id}:{bp.seed}", _clock_placeholder())
+        self.used: set[str] = set()  # write tools earlier tasks used: the next tasks prefer others
+
+    def run(self, state: dict[str, Any], actions: list[Action]) -> _Found | None:
+        """The final state of `actions` from `state`, if the plan says every call succeeds."""
+        current = state
+        for action in actions:
+            prediction = self.simulator.predict(current, action)
+            if prediction.abstained or prediction.outcome != Outcome.SUCCESS:
+                return None
+            current = apply_delta(current, prediction.delta)
+        return _Found(actions, current, [op.to_dict() for op in diff(state, current)])
+
+    def observes(self, state: dict[str, Any], action: Action, needle: str) -> bool:
+        """Whether a read call succeeds and its observation names `needle` (the record sought)."""
+        prediction = self.simulator.predict(state, action)
+        if prediction.abstained or prediction.outcome != Outcome.SUCCESS:
+            return False
+        return f'"{needle}"' in _dumps(prediction.observation)
+
+    def clean(self, found: _Found) -> bool:
+        """A real change that keeps every invariant."""
+        changed = [op for op in found.ops if not _skipped(op["path"])]
+        return bool(changed) and not violations(self.invariants, found.final)
+
+    # --- arguments -----------------------------------------------------------------------------
+    def arguments(self, recipe: ToolRecipe, state: dict[str, Any], target: str | None) -> dict[str, Any] | None:
+        """Realistic arguments for one write on `target` (a record of the recipe's entity), or None."""
+        e = self.bp.entity(recipe.entity)
+        out: dict[str, Any] = {}
+        optional = [p for p in self.params[recipe.name] if not p.required]
+        chosen_optional = {p.name for p in self.rng.sample(optional, min(len(optional), self.rng.randint(1, 2)))}
+        for p in self.params[recipe.name]:
+            if not p.required and p.name not in chosen_optional:
+                continue
+            value = self._argument(recipe, e, p, state, target)
+            if value is _NONE:
+                if p.required:
+                    return None
+                continue
+            out[p.name] = value
+        return out
+
+    def _argument(self, recipe: ToolRecipe, e: EntitySpec, p: Param, state: dict[str, Any], target: str | None) -> Any:
+        rng = self.rng
+        if p.name == f"{e.name}_id" and target is not None:
+            return target
+        if p.enum:
+            return rng.choice(p.enum)
+        if p.name.endswith("_id"):
+            table = self._table_of(p.name)
+            keys = sorted(state.get(table, {})) if table else []
+            if target is not None and table == e.table:
+                keys = [k for k in keys if k != target] or keys
+            return rng.choice(keys) if keys else _NONE
+        if p.name == "amount" and recipe.field and target is not None:
+            current = state[e.table][target].get(recipe.field) or 0
+            f = e.field(recipe.field)
+            if recipe.direction == "decrease":
+                if current <= 0:
+                    return _NONE
+                amount: Any = current * rng.uniform(0.2, 0.8)
+            else:
+                room = (f.hi if f.hi is not None else current + 100) - current
+                if room <= 0:
+                    return _NONE
+                amount = room * rng.uniform(0.1, 0.5)
+            return max(1, int(amount)) if f.kind == "int" else max(0.01, round(amount, 2))
+        if e.has(p.name):
+            f = e.field(p.name)
+            if f.kind not in ("fk", "status", "stamp", "version"):
+                return self.values.value(f, e, rng.randint(50, 500))
+        pool = [v for v in candidates(p, state) if _realistic(v)]
+        if pool:
+            return rng.choice(pool[:12])
+        return {"integer": rng.randint(1, 5), "number": round(rng.uniform(1, 100), 2), "boolean": True}.get(
+            p.json_type or "", _NONE)
+
+    def _table_of(self, param: str) -> str | None:
+        stem = param.removesuffix("_id")
+        entity = next((e for e in self.bp.entities if e.name == stem), None)
+        if entity is None:
+            entity = next((e for e in self.bp.entities if stem.endswith(e.name)), None)
+        return entity.table if entity else None
+
+
+_NONE = object()
+
+
+def _realistic(value: Any) -> bool:
+    """A candidate value a user would give (no empty, padded or odd boundary strings, no negatives)."""
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return bool(value.strip()) and value == value.strip() and value.isprintable() and len(value) < 80
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return 0 <= value < 10**6
+    return True
+
+
+def _dumps(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _clock_placeholder() -> Any:
+    from synth.procedural.states import CLOCK
+
+    return CLOCK
+
+
+# --- finding a record by what a user knows ------------------------------------------------------------
+
+def _natural_keys(e: EntitySpec, rows: dict[str, Any], key: str) -> list[tuple[str, Any]]:
+    """(field, value) pairs that single the record out among its table, best first (email, number, name)."""
+    order = {kind: i for i, kind in enumerate(_NATURAL_KINDS)}
+    fields = sorted((f for f in e.fields if f.kind in order), key=lambda f: (not f.unique, order[f.kind]))
+    if e.has(e.label) and e.field(e.label) not in fields:
+        fields.append(e.field(e.label))
+    found = []
+    for f in fields:
+        value = rows[key].get(f.name)
+        if value is None or not _realistic(value):
+            continue
+        if sum(1 for r in rows.values() if r.get(f.name) == value) == 1:
+            found.append((f.name, value))
+    return found
+
+
+def _reads_of(bp: Blueprint, e: EntitySpec) -> list[ToolRecipe]:
+    return [t for t in bp.tools if t.archetype in READ_ARCHETYPES and t.entity == e.name]
+
+
+def _find(planner: _Planner, e: EntitySpec, key: str, state: dict[str, Any],
+          deep: bool = True) -> tuple[list[Action], str]:
+    """Read calls that lead from what the user knows to the record, and how the user names it."""
+    rows = state[e.table]
+    keys = _natural_keys(e, rows, key)
+    reads = _reads_of(planner.bp, e)
+    for field, value in keys:  # a lookup by the natural key itself (find_<entity>_by_<key>)
+        for t in reads:
+            params = planner.params[t.name]
+            if any(p.name == field for p in params) and all(p.name == field or not p.required for p in params):
+                action = Action(name=t.name, arguments={field: value})
+                if planner.observes(state, action, key):
+                    return [action], say_record(e, field, value, key)
+    if keys:  # a list the record shows up in, with the name the user gives
+        field, value = keys[0]
+        for t in reads:
+            params = planner.params[t.name]
+            if t.archetype == "list" and not any(p.required for p in params):
+                action = Action(name=t.name, arguments={})
+                if planner.observes(state, action, key) and planner.observes(state, action, str(value)):
+                    return [action], say_record(e, field, value, key)
+        for t in reads:  # a list by status the user can tell ("my pending booking")
+            params = planner.params[t.name]
+            if t.archetype == "list" and [p.name for p in params if p.required] == ["status"] and e.states:
+                status = rows[key].get("status")
+                action = Action(name=t.name, arguments={"status": status})
+                if planner.observes(state, action, key) and planner.observes(state, action, str(value)):
+                    return [action], say_record(e, field, value, key).replace("the ", f"the {words(str(status))} ", 1)
+    parent = _through_parent(planner, e, key, state, keys) if deep else None
+    if parent is not None:
+        return parent
+    return [], say_record(e, None, None, key)  # the user has the reference (a booking number, say)
+
+
+def _through_parent(planner: _Planner, e: EntitySpec, key: str, state: dict[str, Any],
+                    keys: list[tuple[str, Any]]) -> tuple[list[Action], str] | None:
+    """Find the parent by what the user knows, then list its children: 'the booking "X" of the guest with email Y'."""
+    fk = next((f for f in e.fks if f.fk == e.parent), None)
+    if fk is None or not keys or e.parent == e.name:
+        return None
+    parent = planner.bp.entity(e.parent or "")
+    parent_key = state[e.table][key].get(fk.name)
+    if parent_key is None or parent_key not in state.get(parent.table, {}):
+        return None
+    for t in _reads_of(planner.bp, e):
+        required = [p.name for p in planner.params[t.name] if p.required]
+        if t.archetype != "list" or required != [f"{parent.name}_id"]:
+            continue
+        action = Action(name=t.name, arguments={f"{parent.name}_id": parent_key})
+        if not planner.observes(state, action, key):
+            continue
+        lead, named = _find(planner, parent, str(parent_key), state, deep=False)
+        if not lead:
+            return None
+        field, value = keys[0]
+        return lead + [action], f"{say_record(e, field, value, key)} of {named}"
+    return None
+
+
+def _read(planner: _Planner, e: EntitySpec, key: str, state: dict[str, Any]) -> list[Action]:
+    """A read of the record by id before writing (what a careful agent does), if a lookup exists."""
+    for t in _reads_of(planner.bp, e):
+        params = planner.params[t.name]
+        if t.archetype == "lookup" and [p.name for p in params if p.required] == [f"{e.name}_id"]:
+            action = Action(name=t.name, arguments={f"{e.name}_id": key})
+            if planner.observes(state, action, key):
+                return [action]
+    return []
+
+
+# --- families -------------------------------------------------------------------------------------------
+
+@dataclass
+class _Target:
+    """A record, how to find it, and how the user names it."""
+
+    entity: EntitySpec
+    key: str
+    lead: list[Action]
+    named: str
+
+
+def _targets(planner: _Planner, e: EntitySpec, state: dict[str, Any], count: int = 6) -> list[_Target]:
+    keys = sorted(state.get(e.table, {}))
+    planner.rng.shuffle(keys)
+    out = []
+    for key in keys[:count]:
+        finder, named = _find(planner, e, key, state)
+        reader = _read(planner, e, key, state)
+        lead = finder + [a for a in reader if a not in finder]
+        out.append(_Target(e, key, lead, named))
+    return out
+
+
+def _write(planner: _Planner, recipe: ToolRecipe, state: dict[str, Any], target: str,
+           tries: int = 8) -> tuple[Action, _Found] | None:
+    """A realistic write on `target` the plan says succeeds, keeps the invariants and changes something."""
+    for _ in range(tries):
+        arguments = planner.arguments(recipe, state, target)
+        if arguments is None:
+            return None
+        action = Action(name=recipe.name, arguments=arguments)
+        found = planner.run(state, [action])
+        if found is not None and planner.clean(found):
+            return action, found
+    return None
+
+
+def _changed_fields(found: _Found) -> set[tuple[str, ...]]:
+    return {tuple(op["path"]) for op in found.ops if not _skipped(op["path"])}
+
+
+def _goal(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], target: _Target,
+          state: dict[str, Any]) -> tuple[str, list[Action], list[str]] | None:
+    """Find, read, then one to three writes on the record."""
+    e = target.entity
+    mine = [w for w in writes if w.entity == e.name and w.archetype != "create"]
+    planner.rng.shuffle(mine)
+    mine.sort(key=lambda w: (w.name in planner.used, w.archetype in _ENDING))  # edits first, moves last
+    done: list[tuple[ToolRecipe, Action]] = []
+    current, limit = state, planner.rng.randint(2, 3)
+    for recipe in mine:
+        if len(done) >= limit:
+            break
+        found = _write(planner, recipe, current, target.key)
+        if found is None:
+            continue
+        done.append((recipe, found[0]))
+        current = found[1].final
+        if target.key not in current.get(e.table, {}):
+            break  # deleted: nothing more to do on it
+    if not done:
+        return None
+    asks = [say_change(bp, r, a.arguments, target.named if i == 0 else "it") for i, (r, a) in enumerate(done)]
+    actions = target.lead + [a for _, a in done]
+    if len(done) < limit and target.key in current.get(e.table, {}):
+        related = _related_write(planner, bp, writes, e, current[e.table][target.key], current)
+        if related is not None:
+            reads, recipe, action, named = related
+            actions += reads + [action]
+            asks.append(say_change(bp, recipe, action.arguments, named))
+            done.append((recipe, action))
+    whole = planner.run(state, actions)
+    if whole is None or not planner.clean(whole):
+        return None
+    planner.used.update(r.name for r, _ in done)
+    request = _sentence(" and then ".join(asks))
+    return request, whole.actions, _goal_lines(whole.ops)
+
+
+def _related_write(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], e: EntitySpec, record: dict[str, Any],
+                   state: dict[str, Any]) -> tuple[list[Action], ToolRecipe, Action, str] | None:
+    """A write on the record's parent (or another record it refers to): 'and then close its account'."""
+    for f in e.fks:
+        other = bp.entity(f.fk or "")
+        key = record.get(f.name)
+        if other.name == e.name or key is None or key not in state.get(other.table, {}):
+            continue
+        for recipe in [w for w in writes if w.entity == other.name and w.archetype not in ("create", "delete")]:
+            found = _write(planner, recipe, state, str(key), tries=4)
+            if found is not None:
+                return _read(planner, other, str(key), state), recipe, found[0], f"its {words(other.name)}"
+    return None
+
+
+def _condition(planner: _Planner, e: EntitySpec, record: dict[str, Any], written: set[str],
+               holds: bool) -> tuple[str, str] | None:
+    """A condition on one field of the record that is true (or false) for it: (text, field)."""
+    rng = planner.rng
+    fields = [f for f in e.fields if f.name not in written and f.kind in ("int", "float", "money", "choice", "bool")
+              and record.get(f.name) is not None and "balance" not in f.roles]
+    if not fields:
+        return None
+    f = rng.choice(fields)
+    value = record[f.name]
+    what = words(f.name)
+    if f.kind == "choice":
+        other = [c for c in f.choices if c != value]
+        shown = value if holds else rng.choice(other)
+        return f"its {what} is {shown}", f.name
+    if f.kind == "bool":
+        return (f"its {what} is {say_value(value if holds else not value)}"), f.name
+    threshold = _round_threshold(value, below=holds, integer=f.kind == "int")
+    return f"its {what} is above {say_value(threshold, f.kind)}", f.name
+
+
+def _round_threshold(value: float, *, below: bool, integer: bool) -> float:
+    """A round figure just below (or just above) a value, as a policy would state it.
+
+    >>> _round_threshold(212, below=True, integer=True), _round_threshold(212, below=False, integer=True)
+    (200, 250)
+    >>> _round_threshold(7.3, below=True, integer=False), _round_threshold(0.42, below=False, integer=False)
+    (7.0, 0.45)
+    """
+    import math
+
+    magnitude = 10 ** math.floor(math.log10(abs(value))) if value else 1
+    step = max(1, int(magnitude / 2)) if integer else magnitude / 2
+    threshold = (math.floor(value / step) * step) if below else (math.floor(value / step) + 1) * step
+    if below and threshold >= value:
+        threshold -= step
+    return int(threshold) if integer else round(threshold, 2)
+
+
+def _branch(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], target: _Target,
+            state: dict[str, Any]) -> tuple[str, list[Action], list[str], list[Action]] | None:
+    """'If <condition>, do A; otherwise do B': the solution does the branch that applies."""
+    e = target.entity
+    mine = [w for w in writes if w.entity == e.name and w.archetype not in ("create", "delete")]
+    planner.rng.shuffle(mine)
+    options = []
+    for recipe in mine:
+        found = _write(planner, recipe, state, target.key)
+        if found is not None:
+            options.append((recipe, *found))
+        if len(options) == 2:
+            break
+    if len(options) < 2:
+        return None
+    (ra, aa, fa), (rb, ab, fb) = options
+    if _changed_fields(fa) == _changed_fields(fb):
+        return None
+    written = {p[2] for p in _changed_fields(fa) | _changed_fields(fb) if len(p) == 3}
+    holds = planner.rng.random() < 0.5
+    condition = _condition(planner, e, state[e.table][target.key], written, holds)
+    if condition is None:
+        return None
+    text, _ = condition
+    applied, other = ((ra, aa), (rb, ab)) if holds else ((rb, ab), (ra, aa))
+    solution = planner.run(state, target.lead + [applied[1]])
+    wrong = planner.run(state, target.lead + [other[1]])
+    if solution is None or wrong is None or not planner.clean(solution):
+        return None
+    touched = {tuple(op["path"]) for op in solution.ops}
+    lines = _goal_lines(solution.ops) + _absent_lines([op for op in wrong.ops if tuple(op["path"]) not in touched])
+    request = _sentence(f"please look at {target.named}: if {text}, {say_change(bp, ra, aa.arguments, 'it')}; "
+                        f"otherwise {say_change(bp, rb, ab.arguments, 'it')}")
+    return request, solution.actions, lines, wrong.actions
+
+
+def _refusal(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], target: _Target,
+             state: dict[str, Any]) -> tuple[str, str, list[Action], list[str], list[Action]] | None:
+    """A request the stated policy forbids (the tool would allow it): read, refuse, maybe do the allowed part."""
+    e = target.entity
+    mine = [w for w in writes if w.entity == e.name and w.archetype != "create"]
+    planner.rng.shuffle(mine)
+    for recipe in mine:
+        found = _write(planner, recipe, state, target.key)
+        if found is None:
+            continue
+        action, result = found
+        written = {p[2] for p in _changed_fields(result) if len(p) == 3}
+        condition = _condition(planner, e, state[e.table][target.key], written, holds=True)
+        if condition is None:
+            continue
+        text, _ = condition
+        verb = verb_phrase(recipe, e) if recipe.archetype in ("transition", "cascade", "delete") else "change"
+        policy = (f"Policy: never {verb} a {words(e.name)} when {text}; decline such a request and change "
+                  f"nothing it asks for.")
+        allowed: list[Action] = []
+        allowed_text = ""
+        for other in mine:
+            if other is recipe:
+                continue
+            extra = _write(planner, other, state, target.key)
+            if extra is None or _changed_fields(extra[1]) & _changed_fields(result):
+                continue
+            if other.archetype == "delete" or planner.rng.random() < 0.5:
+                continue
+            allowed, allowed_text = [extra[0]], say_change(bp, other, extra[0].arguments, "it")
+            break
+        solution = planner.run(state, target.lead + allowed)
+        wrong = planner.run(state, target.lead + allowed + [action])
+        if solution is None or wrong is None:
+            continue
+        forbidden_ops = [op for op in result.ops if not _skipped(op["path"])]
+        lines = _goal_lines(solution.ops) + _absent_lines(forbidden_ops)
+        ask = say_change(bp, recipe, action.arguments, target.named)
+        request = _sentence(ask + (f", and also {allowed_text}" if allowed_text else ""))
+        return policy, request, solution.actions, lines, wrong.actions
+    return None
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def _instruction(bp: Blueprint, request: str, policy: str = "") -> str:
+    who = "A customer" if bp.actor in ("operator", "agent", "staff") else "A caller"
+    return f"As the {bp.actor}: {who} asks: \"{request}\"" + (f" {policy}" if policy else "")
+
+
+def make_tasks(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], *, count: int = 4) -> list[Task]:
+    """Up to `count` tasks (goal, branch and refusal families), deterministic from the blueprint's seed."""
     rng = random.Random(f"tasks:{bp.env_id}:{bp.seed}")
-    simulator = PlanSimulator(plan)
-    writes = [t for t in bp.tools if t.archetype not in ("lookup", "list", "summary")]
-    rng.shuffle(writes)
-    params = {name: tool.params for name, tool in plan.tools.items()}
+    planner = _Planner(bp, plan, rng, invariants_of(bp))
+    writes = [t for t in bp.tools if t.archetype not in READ_ARCHETYPES and t.name in plan.tools]
     tasks: list[Task] = []
-    for state_name in ("default", "busy"):
-        state = states[state_name]
-        for recipe in writes:
-            if len(tasks) >= count:
-                return tasks
-            if any(t.solution and t.solution[0].name == recipe.name for t in tasks):
-                continue
-            found = _solvable(recipe.name, params[recipe.name], state, simulator, rng)
-            if found is None:
-                continue
-            action, delta = found
-            check = _check_source(delta)
-            if check is None:
-                continue
-            task = Task(id=f"{bp.env_id}-{recipe.name}", instruction=_instruction(bp, recipe, action),
-                        state=state_name, check=check, solution=[action])
-            final = apply_delta(state, [DeltaOp.from_dict(op) for op in delta])
-            if task.evaluate(state, state) or not task.evaluate(state, final):
-                continue
+    wanted = ["refusal", "goal", "branch", "goal"]
+    entities = [e for e in bp.entities if any(w.entity == e.name and w.archetype != "create" for w in writes)]
+    rng.shuffle(entities)
+    for family in wanted:
+        if len(tasks) >= count:
+            break
+        task = _one(planner, bp, family, entities, writes, states, len(tasks))
+        if task is not None and task.id not in {t.id for t in tasks}:
+            tasks.append(task)
+    if not tasks:  # a create-only env: create tasks
+        task = _create_task(planner, bp, writes, states)
+        if task is not None:
             tasks.append(task)
     return tasks
+
+
+def _one(planner: _Planner, bp: Blueprint, family: str, entities: list[EntitySpec], writes: list[ToolRecipe],
+         states: dict[str, dict[str, Any]], index: int) -> Task | None:
+    for state_name in ("default", "busy"):
+        state = states[state_name]
+        for e in entities:
+            for target in _targets(planner, e, state, count=4):
+                task = _task_of(planner, bp, family, writes, target, state, state_name, index)
+                if task is not None:
+                    return task
+    return None
+
+
+def _task_of(planner: _Planner, bp: Blueprint, family: str, writes: list[ToolRecipe], target: _Target,
+             state: dict[str, Any], state_name: str, index: int) -> Task | None:
+    forbidden: list[Action] | None = None
+    refusal = False
+    if family == "goal":
+        made = _goal(planner, bp, writes, target, state)
+        if made is None:
+            return None
+        request, solution, lines = made
+        instruction = _instruction(bp, request)
+    elif family == "branch":
+        branched = _branch(planner, bp, writes, target, state)
+        if branched is None:
+            return None
+        request, solution, lines, forbidden = branched
+        instruction = _instruction(bp, request)
+    else:
+        refused = _refusal(planner, bp, writes, target, state)
+        if refused is None:
+            return None
+        policy, request, solution, lines, forbidden = refused
+        instruction = _instruction(bp, request, policy)
+        refusal = True
+    check = _check_source(lines)
+    if check is None:
+        return None
+    writes_used = [a.name for a in solution if a.name in {w.name for w in writes}]
+    task = Task(id=f"{bp.env_id}-{family}-{index + 1}-{(writes_used or ['read'])[0]}", instruction=instruction,
+                state=state_name, check=check, solution=solution, forbidden=forbidden, refusal=refusal)
+    if not _confirmed(planner, task, state):
+        return None
+    return task
+
+
+def _confirmed(planner: _Planner, task: Task, state: dict[str, Any]) -> bool:
+    """What the gate confirms, predicted: unsolved initially (unless a refusal), solved, and wrong after `forbidden`."""
+    solved = planner.run(state, task.solution or [])
+    if solved is None or not task.evaluate(state, solved.final):
+        return False
+    if not task.refusal and task.evaluate(state, state):
+        return False
+    if task.forbidden is not None:
+        wrong = planner.run(state, task.forbidden)
+        if wrong is None or task.evaluate(state, wrong.final):
+            return False
+    return True
+
+
+def _create_task(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe],
+                 states: dict[str, dict[str, Any]]) -> Task | None:
+    state = states["default"]
+    for recipe in [w for w in writes if w.archetype == "create"]:
+        found = _write(planner, recipe, state, None)  # type: ignore[arg-type]
+        if found is None:
+            continue
+        action, result = found
+        check = _check_source(_goal_lines(result.ops))
+        if check is None:
+            continue
+        request = _sentence(say_change(bp, recipe, action.arguments, ""))
+        task = Task(id=f"{bp.env_id}-goal-1-{recipe.name}", instruction=_instruction(bp, request), state="default",
+                    check=check, solution=[action])
+        if _confirmed(planner, task, state):
+            return task
+    return None
 
 
 def _solvable(tool: str, params: list[dict[str, Any]], state: dict[str, Any], simulator: PlanSimulator,
@@ -122,7 +660,7 @@ def write_delta_sizes(bp: Blueprint, plan: Plan, state: dict[str, Any]) -> dict[
     simulator = PlanSimulator(plan)
     sizes: dict[str, int] = {}
     for recipe in bp.tools:
-        if recipe.archetype in ("lookup", "list", "summary"):
+        if recipe.archetype in READ_ARCHETYPES:
             continue
         best = -1
         for _ in range(3):
@@ -132,3 +670,4 @@ def write_delta_sizes(bp: Blueprint, plan: Plan, state: dict[str, Any]) -> dict[
         if best >= 0:
             sizes[recipe.name] = best
     return sizes
+
