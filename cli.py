@@ -314,7 +314,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     root = str(_catalog(args, write=True).root)
     config = RunConfig(n=args.n or 0, backend=backend_for(args.backend, args.model), model=args.model,
                        mode=args.mode, seed=args.seed, workers=args.workers, catalog=root,
-                       judge_model=args.judge_model)
+                       judge_model=args.judge_model, size=args.size)
     models = resolve_models(read_run_config(Path(root), args.resume) if args.resume else config)  # names, once
     try:
         report = synthesize(config, resume=args.resume, progress=None if not args.json else False,
@@ -816,6 +816,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "from the rules, without the code; disagreements count against the env)")
     synth.add_argument("--seed", type=int, default=0, help="seed of every choice (default: 0)")
     synth.add_argument("--workers", type=_POSITIVE, default=2, help="worker processes (default: 2)")
+    synth.add_argument("--size", choices=("small", "medium", "large"), default="medium",
+                       help="env size: small 2-4 tables / 5-12 tools; medium 4-8 / 12-25 (>= 40 seed rows); "
+                            "large 15-25 / 30-45 (>= 120 seed rows) (default: medium)")
     synth.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run")
     synth.add_argument("--report", metavar="DIR", help="where to write report.json/.md and plots (default: the run "
                                                        "folder under <catalog>/.runs)")

@@ -36,6 +36,7 @@ def plan_of(bp: Blueprint) -> tuple[Plan, str]:
     source = compile_env(bp)
     spec = extract_spec(source, "sql", entry_of(source))
     plan = plan_from_spec(spec, bp.env_id, "synthesis: compiled from the blueprint before any code was written")
+    plan.invariants = list(bp.invariants)
     return plan, source
 
 

@@ -74,7 +74,7 @@ def make_generator(config: RunConfig, model: Endpoint | None = None) -> Generato
 def _procedural(config: RunConfig, model: Endpoint | None) -> Generator:
     from synth.generators import ProceduralGenerator
 
-    return ProceduralGenerator(config.domain_order or None)
+    return ProceduralGenerator(config.domain_order or None, size=config.size)
 
 
 @register_backend("llm", summary="a registry model mines topics and fills the blueprint or writes the code "
@@ -84,4 +84,4 @@ def _llm(config: RunConfig, model: Endpoint | None) -> Generator:
 
     assert model is not None  # make_generator checked
     return LLMGenerator(model.spec, mode=config.mode, domain_order=config.domain_order or None,
-                        base_url=model.base_url)
+                        base_url=model.base_url, size=config.size)

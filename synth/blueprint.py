@@ -5,11 +5,27 @@ mode under its JSON schema (a small model can pick entities, fields and tool rec
 be trusted to write SQLModel code). The compiler (synth/compiler.py) turns a blueprint into the
 intended program, from which the plan (`plan.json`) is extracted before any env code is written.
 
-Tools are recipes, not free code: each names an archetype (lookup, list, summary, create,
-update, adjust, delete, transition, cascade) and the entity, fields and lifecycle moves it
-uses. The rules each archetype enforces are fixed templates (existence, non-empty text,
+Tools are recipes, not free code: each names an archetype and the entity, fields and lifecycle
+moves it uses. The rules each archetype enforces are fixed templates (existence, non-empty text,
 ranges, choices, uniqueness, lifecycle states, capacity, balance, time windows, ownership,
-quotas, referential integrity), so a recipe is checkable without running anything.
+quotas, referential integrity, invariants), so a recipe is checkable without running anything.
+Archetype names are stable (task generators and reports read them):
+- reads: `lookup` (by id), `find` (by a natural key a user knows: email, order number, sku),
+  `list`, `summary`;
+- simple writes: `create`, `update` (partial: every field parameter optional, only what is given
+  changes), `adjust` (a balance by an amount), `delete`;
+- lifecycle: `transition` (id, plus the move's own values: a reason), `cascade` (a parent and its
+  children move together);
+- compound operations, whose large |Δ| comes from domain semantics, not arguments: `transfer`
+  (two balances, a ledger entry and a fee) and `place` (a new child record, its parent's counter
+  and total, a stock decrement, a payment that draws on the payer's balance or another method).
+Write tools can also append derived records: a status-history row (`history`) and an
+audit-log row (`audit`), when the env has those tables.
+
+`Blueprint.invariants` are the cross-field value constraints (catalog.plan.Invariant, in the
+state's names) that every state satisfies; the compiled code keeps them true (guards, derived
+field updates), the plan carries them for the verifier, and the state generator honours them.
+`Blueprint.size` names the size class (`SIZES`): how many tables, tools and seed rows it aims at.
 """
 
 from __future__ import annotations
@@ -20,10 +36,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from catalog.errors import EnvforgeError
+from catalog.plan import Invariant, InvariantKind
 
-__all__ = ["FieldSpec", "EntitySpec", "ToolRecipe", "Blueprint", "BlueprintError", "Archetype", "PYTHON_TYPES"]
+__all__ = ["FieldSpec", "EntitySpec", "ToolRecipe", "Blueprint", "BlueprintError", "Archetype", "PYTHON_TYPES",
+           "Invariant", "InvariantKind", "SizeClass", "SIZES", "SizeName", "READS", "COMPOUND"]
 
-Archetype = Literal["lookup", "list", "summary", "create", "update", "adjust", "delete", "transition", "cascade"]
+Archetype = Literal["lookup", "find", "list", "summary", "create", "update", "adjust", "delete", "transition", "cascade",
+                    "transfer", "place"]
+READS = ("lookup", "find", "list", "summary")
+COMPOUND = ("transfer", "place", "cascade")
+SizeName = Literal["small", "medium", "large"]
 ValueKind = Literal["text", "name", "email", "phone", "code", "int", "float", "money", "bool", "datetime", "choice",
                     "fk", "status", "version", "stamp"]
 PYTHON_TYPES = {"text": "str", "name": "str", "email": "str", "phone": "str", "code": "str", "int": "int",
@@ -31,6 +53,23 @@ PYTHON_TYPES = {"text": "str", "name": "str", "email": "str", "phone": "str", "c
                 "fk": "str", "status": "str", "version": "int", "stamp": "dt.datetime"}
 EDITABLE = ("text", "name", "email", "phone", "code", "int", "float", "money", "bool", "choice")
 _IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class SizeClass(BaseModel):
+    """What a size aims at: tables and tools per env (inclusive ranges), seed rows per state (at least)."""
+
+    model_config = ConfigDict(frozen=True)
+    tables: tuple[int, int]
+    tools: tuple[int, int]
+    min_rows: int
+
+
+# medium is the default; large reaches Agent World Model's scale (35 tools, 18.5 tables, 129 rows on average)
+SIZES: dict[str, SizeClass] = {
+    "small": SizeClass(tables=(2, 4), tools=(5, 12), min_rows=12),
+    "medium": SizeClass(tables=(4, 8), tools=(12, 25), min_rows=40),
+    "large": SizeClass(tables=(15, 25), tools=(30, 45), min_rows=120),
+}
 
 
 class BlueprintError(ValueError, EnvforgeError):
@@ -74,7 +113,8 @@ class EntitySpec(_Strict):
     fields: list[FieldSpec]
     states: list[str] = Field(default_factory=list)
     ends: list[str] = Field(default_factory=list, description="Lifecycle ends: states no move leaves.")
-    rows: int = Field(6, ge=1, le=40, description="Records per entity in the default initial state.")
+    rows: int = Field(6, ge=1, le=200, description="Records per entity in the default initial state.")
+    support: bool = Field(False, description="A shared support table (audit log, payments...), not the domain's own.")
     words: list[str] = Field(default_factory=list)
 
     def field(self, name: str) -> FieldSpec:
@@ -108,7 +148,17 @@ class ToolRecipe(_Strict):
     sources: list[str] = Field(default_factory=list, description="transition/cascade/delete: allowed states.")
     target: str | None = Field(None, description="transition/cascade: the new state.")
     stamp: str | None = Field(None, description="transition: datetime field set to now.")
-    extra: list[str] = Field(default_factory=list, description="transition: more fields set from parameters.")
+    extra: list[str] = Field(default_factory=list, description=(
+        "transition: more fields set from parameters (unnatural unless the field is the move's own; "
+        "the procedural designer never sets it; see synth.procedural.naturalness)."))
+    key: str | None = Field(None, description="find: the unique field a user knows (email, order number).")
+    reason: str | None = Field(None, description="transition/cascade: field the required `reason` parameter goes to.")
+    history: bool = Field(False, description="transition/cascade: append a status_change row.")
+    audit: bool = Field(False, description="write tools: append an audit_log row.")
+    stock: str | None = Field(None, description="place: 'fk_field.balance_field' decremented by the quantity.")
+    quantity: str | None = Field(None, description="place: the new record's int field giving the quantity.")
+    payer: str | None = Field(None, description="place: fk field of the new record naming who pays.")
+    price: str | None = Field(None, description="place: the new record's money field the payment is for.")
     deadline: bool = Field(False, description="transition/adjust: refuse after the entity's deadline field.")
     owner: str | None = Field(None, description="transition: fk field the caller must match (ownership).")
     capacity: bool = Field(False, description="create: refuse when the parent's capacity is reached.")
@@ -132,6 +182,8 @@ class Blueprint(_Strict):
     entities: list[EntitySpec]
     tools: list[ToolRecipe]
     seed: int = 0
+    size: SizeName = "medium"
+    invariants: list[Invariant] = Field(default_factory=list)
     knobs: dict[str, Any] = Field(default_factory=dict, description="The difficulty choices made, for the record.")
 
     def entity(self, name: str) -> EntitySpec:
@@ -139,6 +191,15 @@ class Blueprint(_Strict):
             if e.name == name:
                 return e
         raise BlueprintError(f"unknown entity {name!r} (entities: {[e.name for e in self.entities]})")
+
+    def by_table(self, table: str) -> EntitySpec:
+        for e in self.entities:
+            if e.table == table:
+                return e
+        raise BlueprintError(f"unknown table {table!r} (tables: {[e.table for e in self.entities]})")
+
+    def has_entity(self, name: str) -> bool:
+        return any(e.name == name for e in self.entities)
 
     def children(self, name: str) -> list[EntitySpec]:
         """Entities with a foreign key to `name` (whatever the field)."""
@@ -163,14 +224,39 @@ class Blueprint(_Strict):
                     raise BlueprintError(f"{e.name}.{f.name}: a choice needs two or more options")
         for t in self.tools:
             self._check_tool(t)
+        for inv in self.invariants:
+            self._check_invariant(inv)
         return self
+
+    def _check_invariant(self, inv: Invariant) -> None:
+        e = self.by_table(inv.collection)
+        for name in (inv.field, *([inv.other] if inv.other else [])):
+            e.field(name)
+        if inv.kind in ("le", "lt") and not inv.other:
+            raise BlueprintError(f"invariant {inv.kind} on {e.table}.{inv.field} needs `other`")
+        if inv.kind in ("sum_of_children", "count_of_children"):
+            child = self.by_table(inv.child or "")
+            via = child.field(inv.via or "")
+            if via.fk != e.name:
+                raise BlueprintError(f"invariant on {e.table}.{inv.field}: {child.table}.{via.name} does not refer to it")
+            for summed in (inv.child_field, inv.times):
+                if summed:
+                    child.field(summed)
 
     def _check_tool(self, t: ToolRecipe) -> None:
         if not _IDENT.match(t.name):
             raise BlueprintError(f"tool {t.name!r}: name must be a snake_case identifier")
         e = self.entity(t.entity)
-        for name in (*t.fields, *t.extra, *([t.field] if t.field else []), *([t.stamp] if t.stamp else [])):
+        named = [n for n in (t.field, t.stamp, t.key, t.reason, t.quantity, t.payer, t.price) if n]
+        for name in (*t.fields, *t.extra, *named):
             e.field(name)
+        if t.archetype == "find" and (t.key is None or not e.field(t.key).unique):
+            raise BlueprintError(f"tool {t.name!r}: find needs a unique key field")
+        if t.archetype == "transfer" and (t.field is None or "balance" not in e.field(t.field).roles):
+            raise BlueprintError(f"tool {t.name!r}: transfer needs a balance field")
+        if t.stock:
+            fk, _, balance = t.stock.partition(".")
+            self.entity(e.field(fk).fk or "").field(balance)
         for state in (*t.sources, *([t.target] if t.target else [])):
             if state not in e.states:
                 raise BlueprintError(f"tool {t.name!r}: {e.name} has no state {state!r} (states: {e.states})")

@@ -55,19 +55,20 @@ class ProceduralGenerator:
     model = None
     can_correct = False
 
-    def __init__(self, domain_order: list[str] | None = None) -> None:
+    def __init__(self, domain_order: list[str] | None = None, *, size: str = "medium") -> None:
         self.domains = {d.id: d for d in load_domains()}
         self.order = domain_order or sorted(self.domains)
+        self.size = size
 
     def topic(self, slot: int, seed: int) -> tuple[dict[str, Any], Usage]:
         domain = self.domains[self.order[slot % len(self.order)]]
         variant = seed * 100_003 + slot
-        bp = design(domain, variant)
+        bp = design(domain, variant, size_class=self.size)
         return {"domain": domain.id, "seed": variant, "env_id": bp.env_id, "topic": bp.topic,
                 "description": bp.description}, Usage()
 
     def blueprint(self, topic: dict[str, Any]) -> tuple[Blueprint, Usage]:
-        return design(self.domains[topic["domain"]], topic["seed"]), Usage()
+        return design(self.domains[topic["domain"]], topic["seed"], size_class=self.size), Usage()
 
     def schema(self, bp: Blueprint) -> tuple[str, Usage]:
         return split_schema(compile_env(bp)), Usage()

@@ -39,7 +39,7 @@ class LLMGenerator:
     name = "llm"
 
     def __init__(self, spec: ModelSpec, *, mode: str = "blueprint", domain_order: list[str] | None = None,
-                 base_url: str | None = None, client: LLMClient | None = None) -> None:
+                 base_url: str | None = None, client: LLMClient | None = None, size: str = "medium") -> None:
         """`spec` is the resolved registry entry; `base_url` where this session reaches it."""
         if mode not in ("blueprint", "code"):
             raise ValueError(f"mode must be blueprint or code, not {mode!r}")
@@ -47,6 +47,7 @@ class LLMGenerator:
         self.can_correct = mode == "code"
         self.domains = {d.id: d for d in load_domains()}
         self.order = domain_order or sorted(self.domains)
+        self.size = size
         self._base_url = base_url
         self._client = client
         self._lock = threading.Lock()
@@ -82,7 +83,7 @@ class LLMGenerator:
         if domain is None:
             domain, note = fallback, note or "model found no stateful domain; fell back to the ontology order"
         variant = seed * 100_003 + slot
-        bp = design(domain, variant)
+        bp = design(domain, variant, size_class=self.size)
         description = str(answer.get("description") or "").strip() or bp.description
         mining = {"statement": statement["text"], "corpus_domain": statement.get("domain"),
                   "corpus_stateful": statement.get("stateful", True), "model_stateful": answer.get("stateful"),
@@ -105,7 +106,7 @@ class LLMGenerator:
                                                 f"fields a write tool changes (width 1-10)."}]
         answer, record = self.client.complete_json(messages, schema, stage="plan", max_tokens=BLUEPRINT_TOKENS,
                                                    seed=topic["seed"])
-        bp = design(domain, topic["seed"], focus=answer["focus"], size=int(answer["entities"]),
+        bp = design(domain, topic["seed"], size_class=self.size, focus=answer["focus"], size=int(answer["entities"]),
                     width=int(answer["width"]))
         bp = bp.model_copy(update={"description": topic.get("description") or bp.description,
                                    "knobs": {**bp.knobs, "chosen_by": self.model}})

@@ -46,6 +46,7 @@ class RunConfig:
     gate_examples: int = SYNTHESIS.examples
     gate_effort: float = SYNTHESIS.effort
     domain_order: list[str] = field(default_factory=list)
+    size: str = "medium"
     judge_model: str | None = None
     base_url: str | None = None
     judge_base_url: str | None = None

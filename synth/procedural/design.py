@@ -119,12 +119,14 @@ def _choose(pool: list[ToolRecipe], focus: str, rng: random.Random) -> list[Tool
     return [t for t in pool if t in keep]
 
 
-def design(domain: Domain, seed: int, *, focus: str | None = None, size: int | None = None,
-           width: int | None = None) -> Blueprint:
+def design(domain: Domain, seed: int, *, size_class: str = "medium", focus: str | None = None,
+           size: int | None = None, width: int | None = None) -> Blueprint:
     """Design one environment of `domain`; the same arguments always give the same blueprint.
 
-    `focus`, `size` (entities) and `width` (fields a write changes) override the seeded choices:
-    the LLM backend's blueprint mode lets the model make them.
+    `size_class` (small | medium | large, see synth.blueprint.SIZES) sets how many tables, tools
+    and seed rows the env aims at; it is recorded as `Blueprint.size`. `focus`, `size` (domain
+    entities) and `width` (how many optional fields an update offers) override the seeded
+    choices: the LLM backend's blueprint mode lets the model make them.
     """
     rng = random.Random(f"{domain.id}:{seed}:{focus}:{size}:{width}" if (focus or size or width) else
                         f"{domain.id}:{seed}")
@@ -237,5 +239,5 @@ def design(domain: Domain, seed: int, *, focus: str | None = None, size: int | N
     env_id = env_id_for(domain, seed if not (focus or size or width) else f"{seed}:{focus}:{size}:{width}")
     return Blueprint(env_id=env_id, name=f"{domain.title} ({focus.table.replace('_', ' ')})", domain=domain.id,
                      sector=domain.sector, topic=topic, description=description, actor=domain.actor,
-                     entities=entities, tools=tools, seed=seed,
+                     entities=entities, tools=tools, seed=seed, size=size_class,  # type: ignore[arg-type]
                      knobs={"field_keep": keep, "write_width": width, "tools": len(tools), "entities": len(entities)})
