@@ -20,7 +20,7 @@ from synth.procedural.values import ValueMaker
 __all__ = ["initial_states", "CLOCK", "MAX_ROWS"]
 
 CLOCK = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC)
-MAX_ROWS = 80  # records per entity and state at most (the blueprint's `rows` times the state's scale)
+MAX_ROWS = 200  # records per entity and state at most (the blueprint's `rows` times the state's scale)
 
 
 def _iso(moment: dt.datetime) -> str:

@@ -30,16 +30,15 @@ from catalog.plan import Invariant, Plan
 from catalog.tasks import Task
 from constraints.completeness import candidates
 from constraints.spec import Param
-from synth.blueprint import Blueprint, EntitySpec, ToolRecipe
+from synth.blueprint import READS, Blueprint, EntitySpec, ToolRecipe
 from synth.procedural.consistency import invariants_of
 from synth.procedural.values import ValueMaker
 from synth.procedural.wording import say_change, say_record, say_value, verb_phrase, words
 from verifier.intent import PlanSimulator
 from verifier.invariants import violations
 
-__all__ = ["make_tasks", "write_delta_sizes", "READ_ARCHETYPES"]
+__all__ = ["make_tasks", "write_delta_sizes"]
 
-READ_ARCHETYPES = ("lookup", "list", "summary", "find", "search")
 _SKIP_FIELDS = {"version", "updated_at"}
 _NATURAL_KINDS = ("email", "code", "phone", "name", "text")
 _ENDING = ("transition", "cascade", "delete")  # lifecycle moves: after them, other edits may be refused
@@ -240,7 +239,7 @@ def _natural_keys(e: EntitySpec, rows: dict[str, Any], key: str) -> list[tuple[s
 
 
 def _reads_of(bp: Blueprint, e: EntitySpec) -> list[ToolRecipe]:
-    return [t for t in bp.tools if t.archetype in READ_ARCHETYPES and t.entity == e.name]
+    return [t for t in bp.tools if t.archetype in READS and t.entity == e.name]
 
 
 def _find(planner: _Planner, e: EntitySpec, key: str, state: dict[str, Any],
@@ -540,10 +539,11 @@ def make_tasks(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], *, 
     """Up to `count` tasks (goal, branch and refusal families), deterministic from the blueprint's seed."""
     rng = random.Random(f"tasks:{bp.env_id}:{bp.seed}")
     planner = _Planner(bp, plan, rng, invariants_of(bp))
-    writes = [t for t in bp.tools if t.archetype not in READ_ARCHETYPES and t.name in plan.tools]
+    writes = [t for t in bp.tools if t.archetype not in READS and t.name in plan.tools]
     tasks: list[Task] = []
     wanted = ["refusal", "goal", "branch", "goal"]
-    entities = [e for e in bp.entities if any(w.entity == e.name and w.archetype != "create" for w in writes)]
+    entities = [e for e in bp.entities if not e.support
+                and any(w.entity == e.name and w.archetype != "create" for w in writes)]
     rng.shuffle(entities)
     for family in wanted:
         if len(tasks) >= count:
@@ -660,7 +660,7 @@ def write_delta_sizes(bp: Blueprint, plan: Plan, state: dict[str, Any]) -> dict[
     simulator = PlanSimulator(plan)
     sizes: dict[str, int] = {}
     for recipe in bp.tools:
-        if recipe.archetype in READ_ARCHETYPES:
+        if recipe.archetype in READS:
             continue
         best = -1
         for _ in range(3):

@@ -32,7 +32,7 @@ SEVERITIES = {
     "code_agrees_with_plan": "critical", "initial_states_load": "critical", "no_crash_on_typed_input": "critical",
     "failure_changes_nothing": "critical", "writes_inside_write_set": "critical",
     "read_tools_write_nothing": "critical", "deterministic": "critical", "schema_constraints_hold": "critical",
-    "every_guard_reachable": "minor", "tasks_unsolved_then_solved": "critical",
+    "invariants_hold": "critical", "every_guard_reachable": "minor", "tasks_unsolved_then_solved": "critical",
     "read_tools_keep_hidden_state": "minor", "no_interpreter_wide_change": "critical",
     "errors_signalled_as_failures": "minor", "hidden_writes": "informational", "ill_typed_accepted": "informational",
 }
