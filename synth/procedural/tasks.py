@@ -412,7 +412,8 @@ def _condition(planner: _Planner, e: EntitySpec, record: dict[str, Any], written
     """A condition on one field of the record that is true (or false) for it: (text, field)."""
     rng = planner.rng
     fields = [f for f in e.fields if f.name not in written and f.kind in ("int", "float", "money", "choice", "bool")
-              and record.get(f.name) is not None and "balance" not in f.roles]
+              and record.get(f.name) is not None and "balance" not in f.roles
+              and not (f.kind in ("int", "float", "money") and record[f.name] < (3 if f.kind == "int" else 1))]
     if not fields:
         return None
     f = rng.choice(fields)
@@ -548,8 +549,8 @@ def make_tasks(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], *, 
     for family in wanted:
         if len(tasks) >= count:
             break
-        task = _one(planner, bp, family, entities, writes, states, len(tasks))
-        if task is not None and task.id not in {t.id for t in tasks}:
+        task = _one(planner, bp, family, entities, writes, states, tasks)
+        if task is not None:
             tasks.append(task)
     if not tasks:  # a create-only env: create tasks
         task = _create_task(planner, bp, writes, states)
@@ -558,14 +559,21 @@ def make_tasks(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], *, 
     return tasks
 
 
+def _new(task: Task, tasks: list[Task]) -> bool:
+    """Not a repeat: no earlier task has the same id or calls the same tools in the same order."""
+    shape = [a.name for a in task.solution or []]
+    return all(t.id != task.id and [a.name for a in t.solution or []] != shape for t in tasks)
+
+
 def _one(planner: _Planner, bp: Blueprint, family: str, entities: list[EntitySpec], writes: list[ToolRecipe],
-         states: dict[str, dict[str, Any]], index: int) -> Task | None:
+         states: dict[str, dict[str, Any]], tasks: list[Task]) -> Task | None:
+    """The first new task of `family` found, over states, entities and a few records of each."""
     for state_name in ("default", "busy"):
         state = states[state_name]
         for e in entities:
-            for target in _targets(planner, e, state, count=4):
-                task = _task_of(planner, bp, family, writes, target, state, state_name, index)
-                if task is not None:
+            for target in _targets(planner, e, state, count=3):
+                task = _task_of(planner, bp, family, writes, target, state, state_name, len(tasks))
+                if task is not None and _new(task, tasks):
                     return task
     return None
 
