@@ -92,7 +92,9 @@ class FieldSpec(_Strict):
     hi: float | None = None
     choices: list[str] = Field(default_factory=list)
     fk: str | None = Field(None, description="Entity name this field refers to (kind fk).")
-    roles: list[str] = Field(default_factory=list, description="label, capacity, balance, deadline")
+    roles: list[str] = Field(default_factory=list, description=(
+        "label, capacity, balance, deadline; derived (kept by the code: counters, totals), fixed (set when created, "
+        "never edited), reason (a move's reason), now (a past event, set to the clock on creation)"))
 
     @property
     def python_type(self) -> str:
