@@ -16,7 +16,7 @@ import random
 import re
 from typing import Any
 
-from catalog.plan import Invariant
+from catalog.plan import Invariant, InvariantKind
 from synth.blueprint import Blueprint, EntitySpec
 from synth.procedural.values import datetime_sense
 
@@ -48,7 +48,7 @@ def inferred_invariants(bp: Blueprint) -> list[Invariant]:
             for first, second in pairs:
                 other = _pair_name(f.name, first, second)
                 if other and other in names and names[other].kind == f.kind:
-                    kind = "le" if f.kind in _NUMERIC else "lt"
+                    kind: InvariantKind = "le" if f.kind in _NUMERIC else "lt"
                     found.append(Invariant(kind=kind, collection=e.table, field=f.name, other=other,
                                            description=f"{f.name} {'<=' if kind == 'le' else '<'} {other}"))
                     break
@@ -118,9 +118,11 @@ def _fits(entity: EntitySpec | None, field: str, value: Any) -> bool:
 
 def _repair(inv: Invariant, key: str, row: dict[str, Any], tables: dict[str, Any], entity: EntitySpec | None,
             rng: random.Random) -> None:
-    value = row.get(inv.field)
+    value: Any = row.get(inv.field)
     if inv.kind in ("le", "lt"):
-        other = row.get(inv.other or "")
+        other: Any = row.get(inv.other or "")
+        a: Any
+        b: Any
         if other is None:
             return
         a, b = (dt.datetime.fromisoformat(value), dt.datetime.fromisoformat(other)) if isinstance(value, str) \

@@ -28,12 +28,12 @@ from catalog.delta import apply_delta, diff
 from catalog.models import Action, Outcome
 from catalog.plan import Invariant, Plan
 from catalog.tasks import Task
-from constraints.completeness import candidates
+from constraints.completeness import TEXT, candidates
 from constraints.spec import Param
 from synth.blueprint import READS, Blueprint, EntitySpec, ToolRecipe
 from synth.procedural.consistency import invariants_of
 from synth.procedural.values import ValueMaker
-from synth.procedural.wording import say_change, say_record, say_value, verb_phrase, words
+from synth.procedural.wording import reason_for, say_change, say_record, say_value, verb_phrase, words
 from verifier.intent import PlanSimulator
 from verifier.invariants import violations
 
@@ -153,12 +153,16 @@ class _Planner:
 
     def _argument(self, recipe: ToolRecipe, e: EntitySpec, p: Param, state: dict[str, Any], target: str | None) -> Any:
         rng = self.rng
-        if p.name == f"{e.name}_id" and target is not None:
+        if p.name in (f"{e.name}_id", f"from_{e.name}_id") and target is not None:
             return target
+        if p.name == "reason":
+            return reason_for(recipe, e, rng.randrange(60))
+        if p.name == "payment_method" and "balance" in (p.enum or ["balance"]):
+            return rng.choice(("card", "balance", "bank_transfer"))
         if p.enum:
             return rng.choice(p.enum)
         if p.name.endswith("_id"):
-            table = self._table_of(p.name)
+            table = e.table if p.name == f"to_{e.name}_id" else self._table_of(p.name)
             keys = sorted(state.get(table, {})) if table else []
             if target is not None and table == e.table:
                 keys = [k for k in keys if k != target] or keys
@@ -202,7 +206,8 @@ def _realistic(value: Any) -> bool:
     if value is None:
         return False
     if isinstance(value, str):
-        return bool(value.strip()) and value == value.strip() and value.isprintable() and len(value) < 80
+        return bool(value.strip()) and value == value.strip() and value.isprintable() and len(value) < 80 \
+            and value not in TEXT
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return 0 <= value < 10**6
     return True
@@ -322,6 +327,7 @@ class _Target:
     key: str
     lead: list[Action]
     named: str
+    who: str = ""  # the person or account asking, as the user introduces themselves ("" if nobody owns it)
 
 
 def _targets(planner: _Planner, e: EntitySpec, state: dict[str, Any], count: int = 6) -> list[_Target]:
@@ -331,9 +337,32 @@ def _targets(planner: _Planner, e: EntitySpec, state: dict[str, Any], count: int
     for key in keys[:count]:
         finder, named = _find(planner, e, key, state)
         reader = _read(planner, e, key, state)
-        lead = finder + [a for a in reader if a not in finder]
-        out.append(_Target(e, key, lead, named))
+        asker, who = _requester(planner, e, key, state)
+        lead = asker + [a for a in finder if a not in asker]
+        lead += [a for a in reader if a not in lead]
+        out.append(_Target(e, key, lead, named, who))
     return out
+
+
+def _requester(planner: _Planner, e: EntitySpec, key: str, state: dict[str, Any]) -> tuple[list[Action], str]:
+    """Who asks about the record: the record it belongs to (a customer, an account).
+
+    They are found by what they say about themselves, so the agent confirms who is asking before
+    acting ([] and "" if the record belongs to nobody a find tool can find).
+    """
+    record = state[e.table][key]
+    for f in e.fks:
+        owner = planner.bp.entity(f.fk or "")
+        owner_key = record.get(f.name)
+        if owner.name == e.name or owner.support or owner_key is None or owner_key not in state.get(owner.table, {}):
+            continue
+        if not any(g.kind in ("name", "email", "phone") for g in owner.fields):
+            continue  # a vehicle or a warehouse does not call in: only people and accounts do
+        finder, named = _find(planner, owner, str(owner_key), state, deep=False)
+        finds = {t.name for t in planner.bp.tools if t.archetype == "find"}
+        if finder and finder[0].name in finds:
+            return finder, named
+    return [], ""
 
 
 def _write(planner: _Planner, recipe: ToolRecipe, state: dict[str, Any], target: str,
@@ -366,6 +395,8 @@ def _goal(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], target: _T
     for recipe in mine:
         if len(done) >= limit:
             break
+        if recipe.archetype in _ENDING and any(r.archetype in _ENDING for r, _ in done):
+            continue  # one lifecycle move per request: "cancel, then suspend, then close" is no request
         found = _write(planner, recipe, current, target.key)
         if found is None:
             continue
@@ -429,6 +460,35 @@ def _condition(planner: _Planner, e: EntitySpec, record: dict[str, Any], written
     return f"its {what} is above {say_value(threshold, f.kind)}", f.name
 
 
+def _policy_condition(planner: _Planner, target: _Target, state: dict[str, Any], changed: set[tuple[str, ...]],
+                      holds: bool) -> tuple[str, list[Action]] | None:
+    """A policy's condition, on the record itself or on a record it refers to (the customer's tier).
+
+    Returns the condition's text and the calls that show it: the target's lead, plus a read of
+    the record referred to when the condition is on that one.
+    """
+    e = target.entity
+    record = state[e.table][target.key]
+    related = []
+    for f in e.fks:
+        owner = planner.bp.entity(f.fk or "")
+        key = record.get(f.name)
+        if owner.name != e.name and not owner.support and key in state.get(owner.table, {}):
+            reads = _read(planner, owner, str(key), state) or _find(planner, owner, str(key), state, deep=False)[0]
+            if reads:
+                related.append((owner, str(key), reads))
+    if related and planner.rng.random() < 0.6:
+        owner, key, reads = planner.rng.choice(related)
+        written = {p[2] for p in changed if len(p) == 3 and p[0] == owner.table and p[1] == key}
+        found = _condition(planner, owner, state[owner.table][key], written, holds)
+        if found is not None:
+            text = found[0].replace("its ", f"its {words(owner.name)}'s ", 1)
+            return text, target.lead + [a for a in reads if a not in target.lead]
+    written = {p[2] for p in changed if len(p) == 3 and p[0] == e.table and p[1] == target.key}
+    found = _condition(planner, e, record, written, holds)
+    return (found[0], target.lead) if found is not None else None
+
+
 def _round_threshold(value: float, *, below: bool, integer: bool) -> float:
     """A round figure just below (or just above) a value, as a policy would state it.
 
@@ -465,15 +525,14 @@ def _branch(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], target: 
     (ra, aa, fa), (rb, ab, fb) = options
     if _changed_fields(fa) == _changed_fields(fb):
         return None
-    written = {p[2] for p in _changed_fields(fa) | _changed_fields(fb) if len(p) == 3}
     holds = planner.rng.random() < 0.5
-    condition = _condition(planner, e, state[e.table][target.key], written, holds)
+    condition = _policy_condition(planner, target, state, _changed_fields(fa) | _changed_fields(fb), holds)
     if condition is None:
         return None
-    text, _ = condition
+    text, lead = condition
     applied, other = ((ra, aa), (rb, ab)) if holds else ((rb, ab), (ra, aa))
-    solution = planner.run(state, target.lead + [applied[1]])
-    wrong = planner.run(state, target.lead + [other[1]])
+    solution = planner.run(state, lead + [applied[1]])
+    wrong = planner.run(state, lead + [other[1]])
     if solution is None or wrong is None or not planner.clean(solution):
         return None
     touched = {tuple(op["path"]) for op in solution.ops}
@@ -494,11 +553,10 @@ def _refusal(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], target:
         if found is None:
             continue
         action, result = found
-        written = {p[2] for p in _changed_fields(result) if len(p) == 3}
-        condition = _condition(planner, e, state[e.table][target.key], written, holds=True)
+        condition = _policy_condition(planner, target, state, _changed_fields(result), holds=True)
         if condition is None:
             continue
-        text, _ = condition
+        text, lead = condition
         verb = verb_phrase(recipe, e) if recipe.archetype in ("transition", "cascade", "delete") else "change"
         policy = (f"Policy: never {verb} a {words(e.name)} when {text}; decline such a request and change "
                   f"nothing it asks for.")
@@ -510,12 +568,12 @@ def _refusal(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], target:
             extra = _write(planner, other, state, target.key)
             if extra is None or _changed_fields(extra[1]) & _changed_fields(result):
                 continue
-            if other.archetype == "delete" or planner.rng.random() < 0.5:
+            if other.archetype == "delete" or planner.rng.random() < 0.25:
                 continue
             allowed, allowed_text = [extra[0]], say_change(bp, other, extra[0].arguments, "it")
             break
-        solution = planner.run(state, target.lead + allowed)
-        wrong = planner.run(state, target.lead + allowed + [action])
+        solution = planner.run(state, lead + allowed)
+        wrong = planner.run(state, lead + allowed + [action])
         if solution is None or wrong is None:
             continue
         forbidden_ops = [op for op in result.ops if not _skipped(op["path"])]
@@ -531,9 +589,11 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
-def _instruction(bp: Blueprint, request: str, policy: str = "") -> str:
-    who = "A customer" if bp.actor in ("operator", "agent", "staff") else "A caller"
-    return f"As the {bp.actor}: {who} asks: \"{request}\"" + (f" {policy}" if policy else "")
+def _instruction(bp: Blueprint, request: str, policy: str = "", who: str = "") -> str:
+    """The request in quotes, who makes it, and the policy that applies (if any)."""
+    asker = _sentence(who).rstrip(".") if who else "A caller"
+    confirm = " Confirm who is asking before changing anything of theirs." if who else ""
+    return f"As the {bp.actor}: {asker} asks: \"{request}\"" + confirm + (f" {policy}" if policy else "")
 
 
 def make_tasks(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], *, count: int = 4) -> list[Task]:
@@ -542,18 +602,17 @@ def make_tasks(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], *, 
     planner = _Planner(bp, plan, rng, invariants_of(bp))
     writes = [t for t in bp.tools if t.archetype not in READS and t.name in plan.tools]
     tasks: list[Task] = []
-    wanted = ["refusal", "goal", "branch", "goal"]
+    wanted = ["refusal", "create", "goal", "branch", "goal"]
     entities = [e for e in bp.entities if not e.support
                 and any(w.entity == e.name and w.archetype != "create" for w in writes)]
     rng.shuffle(entities)
     for family in wanted:
         if len(tasks) >= count:
             break
-        task = _one(planner, bp, family, entities, writes, states, tasks)
-        if task is not None:
-            tasks.append(task)
-    if not tasks:  # a create-only env: create tasks
-        task = _create_task(planner, bp, writes, states)
+        if family == "create":
+            task = _create_task(planner, bp, writes, states, tasks)
+        else:
+            task = _one(planner, bp, family, entities, writes, states, tasks)
         if task is not None:
             tasks.append(task)
     return tasks
@@ -587,19 +646,19 @@ def _task_of(planner: _Planner, bp: Blueprint, family: str, writes: list[ToolRec
         if made is None:
             return None
         request, solution, lines = made
-        instruction = _instruction(bp, request)
+        instruction = _instruction(bp, request, who=target.who)
     elif family == "branch":
         branched = _branch(planner, bp, writes, target, state)
         if branched is None:
             return None
         request, solution, lines, forbidden = branched
-        instruction = _instruction(bp, request)
+        instruction = _instruction(bp, request, who=target.who)
     else:
         refused = _refusal(planner, bp, writes, target, state)
         if refused is None:
             return None
         policy, request, solution, lines, forbidden = refused
-        instruction = _instruction(bp, request, policy)
+        instruction = _instruction(bp, request, policy, target.who)
         refusal = True
     check = _check_source(lines)
     if check is None:
@@ -626,21 +685,77 @@ def _confirmed(planner: _Planner, task: Task, state: dict[str, Any]) -> bool:
     return True
 
 
-def _create_task(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe],
-                 states: dict[str, dict[str, Any]]) -> Task | None:
-    state = states["default"]
-    for recipe in [w for w in writes if w.archetype == "create"]:
-        found = _write(planner, recipe, state, None)  # type: ignore[arg-type]
-        if found is None:
+def _placement(planner: _Planner, bp: Blueprint, recipe: ToolRecipe,
+               state: dict[str, Any]) -> tuple[str, list[Action], list[str], list[Action] | None] | None:
+    """A new record under records the user names (found first).
+
+    A placement pays from the payer's balance when it covers the total, otherwise by card (the
+    branch that applies is the solution; the other one is `forbidden`).
+    """
+    for _ in range(4):
+        arguments = planner.arguments(recipe, state, None)
+        if arguments is None:
+            return None
+        lead: list[Action] = []
+        names: dict[str, str] = {}
+        for name, value in arguments.items():
+            table = planner._table_of(name) if name.endswith("_id") else None
+            if table is None or value not in state.get(table, {}):
+                continue
+            finder, named = _find(planner, planner.bp.by_table(table), str(value), state)
+            lead += [a for a in finder if a not in lead]
+            names[name] = named
+        if not lead:
+            continue  # nothing to look up first: a bare create is no multi-step request
+        action = Action(name=recipe.name, arguments=arguments)
+        pays = recipe.archetype == "place" and "payment_method" in arguments and recipe.payer in arguments
+        if not pays:
+            found = planner.run(state, lead + [action])
+            if found is None or not planner.clean(found):
+                continue
+            return _sentence(say_change(bp, recipe, arguments, "", names)), found.actions, _goal_lines(found.ops), None
+        payer = planner.bp.entity(planner.bp.entity(recipe.entity).field(recipe.payer or "").fk or "")
+        lead += [a for a in _read(planner, payer, str(arguments[recipe.payer or ""]), state) if a not in lead]
+        by_balance = planner.run(state, lead + [action.model_copy(update={"arguments": {**arguments, "payment_method": "balance"}})])
+        by_card = planner.run(state, lead + [action.model_copy(update={"arguments": {**arguments, "payment_method": "card"}})])
+        if by_card is None or not planner.clean(by_card):
             continue
-        action, result = found
-        check = _check_source(_goal_lines(result.ops))
+        applied, wrong = (by_balance, by_card) if by_balance is not None and planner.clean(by_balance) else (by_card, None)
+        touched = {tuple(op["path"]) for op in applied.ops}
+        lines = _goal_lines(applied.ops)
+        if wrong is not None:  # paying by card instead would leave the balance untouched: the check must see it
+            lines += [f"not any(row.get('method') == 'card' for key, row in final[{t!r}].items() "
+                      f"if key not in initial[{t!r}])" for t in {op["path"][0] for op in wrong.ops
+                                                                  if op["op"] == "add" and len(op["path"]) == 2
+                                                                  and isinstance(op["value"], dict)
+                                                                  and "method" in op["value"]}]
+            lines += _absent_lines([op for op in wrong.ops if tuple(op["path"]) not in touched])
+        shown = {k: v for k, v in arguments.items() if k != "payment_method"}
+        request = _sentence(f"{say_change(bp, recipe, shown, '', names)}; pay from {names.get(recipe.payer or '', 'the')} "
+                            f"balance if it covers the total, otherwise by card")
+        return request, applied.actions, lines, (wrong.actions if wrong is not None else None)
+    return None
+
+
+def _create_task(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], states: dict[str, dict[str, Any]],
+                 tasks: list[Task]) -> Task | None:
+    """A create or place task on the default state (placements first: they involve the most records)."""
+    state = states["default"]
+    recipes = [w for w in writes if w.archetype in ("create", "place") and not bp.entity(w.entity).support]
+    planner.rng.shuffle(recipes)
+    recipes.sort(key=lambda w: w.archetype != "place")
+    for recipe in recipes:
+        made = _placement(planner, bp, recipe, state)
+        if made is None:
+            continue
+        request, solution, lines, forbidden = made
+        check = _check_source(lines)
         if check is None:
             continue
-        request = _sentence(say_change(bp, recipe, action.arguments, ""))
-        task = Task(id=f"{bp.env_id}-goal-1-{recipe.name}", instruction=_instruction(bp, request), state="default",
-                    check=check, solution=[action])
-        if _confirmed(planner, task, state):
+        task = Task(id=f"{bp.env_id}-{'branch' if forbidden else 'goal'}-{len(tasks) + 1}-{recipe.name}",
+                    instruction=_instruction(bp, request), state="default", check=check, solution=solution,
+                    forbidden=forbidden)
+        if _new(task, tasks) and _confirmed(planner, task, state):
             return task
     return None
 

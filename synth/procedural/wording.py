@@ -12,7 +12,7 @@ from typing import Any
 
 from synth.blueprint import Blueprint, EntitySpec, ToolRecipe
 
-__all__ = ["words", "say_value", "say_record", "say_change", "verb_phrase"]
+__all__ = ["words", "say_value", "say_record", "say_change", "verb_phrase", "reason_for"]
 
 
 def words(name: str) -> str:
@@ -58,13 +58,27 @@ def verb_phrase(recipe: ToolRecipe, e: EntitySpec) -> str:
     return words(name)
 
 
-def say_change(bp: Blueprint, recipe: ToolRecipe, arguments: dict[str, Any], record: str) -> str:
-    """One requested action, e.g. 'change the phone of the member "Ada" to +1 ...'."""
+def say_change(bp: Blueprint, recipe: ToolRecipe, arguments: dict[str, Any], record: str,
+               names: dict[str, str] | None = None) -> str:
+    """One requested action, e.g. 'change the phone of the member "Ada" to +1 ...'.
+
+    `names` says how the user names the other records an argument points to (by parameter).
+    """
     e = bp.entity(recipe.entity)
     key = f"{e.name}_id"
+    names = names or {}
     details = [f"{words(k)} {say_value(v, e.field(k).kind if e.has(k) else None)}" for k, v in arguments.items()
-               if k != key and not k.endswith("_id")]
+               if k != key and not k.endswith("_id") and k not in ("payment_method", "amount")]
     detail = ", ".join(details)
+    if recipe.archetype == "transfer":
+        amount = say_value(arguments.get("amount"), e.field(recipe.field or "").kind)
+        receiver = names.get(f"to_{e.name}_id", f"the {words(e.name)} with reference {arguments.get(f'to_{e.name}_id')}")
+        return f"move {amount} of {words(recipe.field or '')} from {record} to {receiver}"
+    if recipe.archetype in ("create", "place"):
+        parents = [names[k] for k in arguments if k in names]
+        paid = f", paid by {words(str(arguments['payment_method']))}" if "payment_method" in arguments else ""
+        return (f"{'place' if recipe.archetype == 'place' else 'add'} a new {words(e.name)}"
+                + (f" with {detail}" if detail else "") + (f" for {' and '.join(parents)}" if parents else "") + paid)
     if recipe.archetype == "update":
         changes = " and ".join(f"the {words(k)} to {say_value(v, e.field(k).kind if e.has(k) else None)}"
                                for k, v in arguments.items() if k != key)
@@ -78,6 +92,13 @@ def say_change(bp: Blueprint, recipe: ToolRecipe, arguments: dict[str, Any], rec
         return f"remove {record}, it is no longer needed"
     if recipe.archetype == "cascade":
         return f"{verb_phrase(recipe, e)} {record} and everything still pending on it"
-    if recipe.archetype == "create":
-        return f"add a new {words(e.name)}" + (f" with {detail}" if detail else "") + (f" for {record}" if record else "")
     return f"{verb_phrase(recipe, e)} {record}" + (f" ({detail})" if detail else "")
+
+
+def reason_for(recipe: ToolRecipe, e: EntitySpec, pick: int) -> str:
+    """A reason a user gives for a lifecycle move, in a few words."""
+    verb = verb_phrase(recipe, e)
+    what = words(e.name)
+    options = (f"Customer asked us to {verb} it", f"{what.capitalize()} no longer needed", "Requested by the "
+               "account holder", f"Duplicate {what}", "Details confirmed by phone", f"{verb.capitalize()} after review")
+    return options[pick % len(options)]
