@@ -24,7 +24,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from catalog.delta import apply_delta, diff
+from catalog.delta import MISSING, apply_delta, diff_at
 from catalog.models import Action, Outcome
 from catalog.plan import Invariant, Plan
 from catalog.tasks import Task
@@ -41,6 +41,7 @@ __all__ = ["make_tasks", "write_delta_sizes"]
 
 _SKIP_FIELDS = {"version", "updated_at"}
 _NATURAL_KINDS = ("email", "code", "phone", "name", "text")
+_MULTI_STEP = 3  # calls a request of several steps takes: identify or find, read, write
 _ENDING = ("transition", "cascade", "delete")  # lifecycle moves: after them, other edits may be refused
 
 
@@ -114,12 +115,21 @@ class _Planner:
     def run(self, state: dict[str, Any], actions: list[Action]) -> _Found | None:
         """The final state of `actions` from `state`, if the plan says every call succeeds."""
         current = state
+        touched: set[tuple[str, ...]] = set()
         for action in actions:
             prediction = self.simulator.predict(current, action)
             if prediction.abstained or prediction.outcome != Outcome.SUCCESS:
                 return None
             current = apply_delta(current, prediction.delta)
-        return _Found(actions, current, [op.to_dict() for op in diff(state, current)])
+            touched.update(tuple(op.path[:2]) for op in prediction.delta)
+        ops = []  # the net change, diffed only where calls wrote (a whole-state diff costs more than the calls)
+        for path in sorted(touched):
+            before, after = state, current
+            for part in path:
+                before = before.get(part, MISSING) if isinstance(before, dict) else MISSING
+                after = after.get(part, MISSING) if isinstance(after, dict) else MISSING
+            ops += [op.to_dict() for op in diff_at(path, before, after)]
+        return _Found(actions, current, ops)
 
     def observes(self, state: dict[str, Any], action: Action, needle: str) -> bool:
         """Whether a read call succeeds and its observation names `needle` (the record sought)."""
@@ -606,6 +616,7 @@ def make_tasks(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], *, 
     entities = [e for e in bp.entities if not e.support
                 and any(w.entity == e.name and w.archetype != "create" for w in writes)]
     rng.shuffle(entities)
+    entities.sort(key=lambda e: -sum(w.entity == e.name for w in writes))  # the busiest records first
     for family in wanted:
         if len(tasks) >= count:
             break
@@ -626,15 +637,24 @@ def _new(task: Task, tasks: list[Task]) -> bool:
 
 def _one(planner: _Planner, bp: Blueprint, family: str, entities: list[EntitySpec], writes: list[ToolRecipe],
          states: dict[str, dict[str, Any]], tasks: list[Task]) -> Task | None:
-    """The first new task of `family` found, over states, entities and a few records of each."""
+    """A new task of `family`: the first of three or more calls found, else the longest of a few."""
+    best: Task | None = None
+    tried = 0
     for state_name in ("default", "busy"):
         state = states[state_name]
         for e in entities:
             for target in _targets(planner, e, state, count=3):
                 task = _task_of(planner, bp, family, writes, target, state, state_name, len(tasks))
-                if task is not None and _new(task, tasks):
+                if task is None or not _new(task, tasks):
+                    continue
+                if len(task.solution or []) >= _MULTI_STEP:
                     return task
-    return None
+                if best is None or len(task.solution or []) > len(best.solution or []):
+                    best = task
+                tried += 1
+                if tried >= 4:
+                    return best
+    return best
 
 
 def _task_of(planner: _Planner, bp: Blueprint, family: str, writes: list[ToolRecipe], target: _Target,
