@@ -134,7 +134,7 @@ class CandidateCache:
 
     def get(self, param: Param, state: dict[str, Any]) -> tuple[list[Any], list[Any]]:
         """(all candidates, the realistic ones: without the generic text and the huge numbers)."""
-        key = (id(state), param.name, param.json_type, tuple(param.enum or ()))  # same name, other type
+        key = (id(state), param.name, param.json_type, param.nullable, tuple(param.enum or ()))  # same name, other type
         if key not in self._cache:
             options = candidates(param, state)
             realistic = [o for o in options if o not in TEXT and o not in INTEGERS[-1:] and o not in NUMBERS[-1:]]

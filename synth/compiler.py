@@ -786,6 +786,24 @@ def rules_of(bp: Blueprint) -> list[str]:
             child = bp.entity(t.child or "")
             rules.append(f"{t.name}: moving {_a(what)} to {t.target} moves its {' and '.join(t.child_sources)} "
                          f"{child.table.replace('_', ' ')} to {t.child_target}.")
+        elif t.archetype == "transfer":
+            f = e.field(t.field or "")
+            rules.append(f"{t.name}: a transfer between two {e.table.replace('_', ' ')} charges the sender a flat fee of "
+                         f"{fee_of(f)} on top; the sender's {f.name.replace('_', ' ')} never goes below 0.")
+        elif t.archetype == "place":
+            stocked = stock_of(bp, t)
+            if stocked is not None:
+                rules.append(f"{t.name}: the {(t.quantity or '').replace('_', ' ')} never exceeds the "
+                             f"{stocked[1].name.replace('_', ' ')}'s {stocked[2].name.replace('_', ' ')}.")
+            drawn = _payer_balance(bp, t)
+            if t.price and drawn is not None:
+                rules.append(f"{t.name}: paying by balance needs enough {drawn[1].name.replace('_', ' ')}; otherwise "
+                             f"pay another way.")
+    for inv in bp.invariants:
+        if inv.kind in ("le", "lt") and inv.other:
+            words = "never exceeds" if inv.kind == "le" else "is always before"
+            rules.append(f"The {inv.field.replace('_', ' ')} of {_a(bp.by_table(inv.collection).name)} {words} its "
+                         f"{inv.other.replace('_', ' ')}.")
     for e in bp.entities:
         for f in e.fields:
             if f.unique:

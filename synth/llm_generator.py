@@ -98,12 +98,12 @@ class LLMGenerator:
         schema = {"type": "object", "additionalProperties": False, "required": ["focus", "entities", "width"],
                   "properties": {"focus": {"type": "string", "enum": movers},
                                  "entities": {"type": "integer", "minimum": 2, "maximum": min(4, len(domain.entities))},
-                                 "width": {"type": "integer", "minimum": 1, "maximum": 10}}}
+                                 "width": {"type": "integer", "minimum": 1, "maximum": 4}}}
         entities = "; ".join(f"{e.name} ({', '.join(e.states) or 'no lifecycle'})" for e in domain.entities)
         messages = [{"role": "system", "content": "You design a tool-use environment. Answer JSON only."},
                     {"role": "user", "content": f"Environment: {topic['description']}\nEntities: {entities}\n"
                                                 f"Pick the focus entity, how many entities (2-4), and how many "
-                                                f"fields a write tool changes (width 1-10)."}]
+                                                f"fields an update tool may change (width 1-4)."}]
         answer, record = self.client.complete_json(messages, schema, stage="plan", max_tokens=BLUEPRINT_TOKENS,
                                                    seed=topic["seed"])
         bp = design(domain, topic["seed"], size_class=self.size, focus=answer["focus"], size=int(answer["entities"]),

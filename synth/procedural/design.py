@@ -303,6 +303,7 @@ def _pool(domain: Domain, entities: list[EntitySpec], templates: dict[str, Entit
     used: set[str] = set()
     by_name = {e.name: e for e in entities}
     focus = entities[0]
+    audit_log = any(e.name == "audit_log" and e.support for e in entities)
 
     def add(recipe: ToolRecipe, must: bool = False) -> None:
         if recipe.name not in used:
@@ -343,23 +344,26 @@ def _pool(domain: Domain, entities: list[EntitySpec], templates: dict[str, Entit
         for move in sorted(moves, key=lambda m: m.verb):
             if e.support and e.name == "payment":
                 continue
+            reason = _reason_field(e, move.target) if _REASONED.search(move.target) else None
+            touch = rng.random() < 0.8
+            bumps = touch and e.has("version")
+            # a move with a reason (cancel, reject, suspend) is audited where the env keeps an audit log
+            audit = bool(reason) and audit_log and rng.random() < 0.6
             stamp = None
-            if rng.random() < 0.6:
+            if rng.random() < 0.6 and not (audit and bumps):
                 stamp = _add_field(e, FieldSpec(name=f"{move.target}_at", kind="stamp", nullable=True,
                                                 description=f"When it became {move.target.replace('_', ' ')}"))
-            reason = _reason_field(e, move.target) if _REASONED.search(move.target) else None
             owners = [f.name for f in e.fks if f.fk != e.parent]
-            touch = rng.random() < 0.8
             add(ToolRecipe(name=f"{move.verb}_{e.name}", archetype="transition", entity=e.name,
                            sources=list(move.sources), target=move.target, stamp=stamp, reason=reason,
                            # a time window binds moves out of a fresh record (confirm, approve...) only
                            deadline=(e.role("deadline") is not None and e.states[0] in move.sources
                                      and rng.random() < 0.7),
                            owner=rng.choice(owners) if owners and rng.random() < 0.4 else None,
-                           history=history and not (touch and e.has("version")), touch=touch),
+                           history=history and not bumps and not audit, audit=audit, touch=touch),
                 must=e.name == focus.name)
     for e in entities:
-        if e.support and e.name in ("audit_log", "status_change", "ledger_entry", "payment") or e.name in placed:
+        if e.support and e.name in ("audit_log", "status_change", "ledger_entry", "payment"):
             continue
         required_kinds = ("text", "name", "email", "phone", "code")  # no default in the schema: must be given
         params = [f.name for f in e.fields if f.kind in EDITABLE and "derived" not in f.roles and "reason" not in f.roles
@@ -367,9 +371,10 @@ def _pool(domain: Domain, entities: list[EntitySpec], templates: dict[str, Entit
         params = _with_pairs(e, params)
         parent = by_name.get(e.parent or "")
         verb = next((v for v in rng.sample(_CREATE, len(_CREATE)) if f"{v}_{e.name}" not in used), "new")
-        add(ToolRecipe(name=f"{verb}_{e.name}", archetype="create", entity=e.name, fields=params,
-                       capacity=bool(parent and parent.role("capacity")) and rng.random() < 0.8,
-                       quota=rng.randint(2, 5) if parent and rng.random() < 0.35 else None))
+        if e.name not in placed:
+            add(ToolRecipe(name=f"{verb}_{e.name}", archetype="create", entity=e.name, fields=params,
+                           capacity=bool(parent and parent.role("capacity")) and rng.random() < 0.8,
+                           quota=rng.randint(2, 5) if parent and rng.random() < 0.35 else None))
         editable = [n for n in _editable(e)]
         if editable:
             k = max(1, min(len(editable), 4, width + rng.randint(-1, 1)))
@@ -382,7 +387,7 @@ def _pool(domain: Domain, entities: list[EntitySpec], templates: dict[str, Entit
                     add(ToolRecipe(name=f"{rng.choice(names_).format(f=balance.name)}", archetype="adjust",
                                    entity=e.name, field=balance.name, direction=direction,
                                    deadline=e.role("deadline") is not None and rng.random() < 0.4))
-            if not e.support and rng.random() < 0.6:
+            if not e.support and rng.random() < 0.8:
                 add(ToolRecipe(name=f"transfer_{balance.name}", archetype="transfer", entity=e.name,
                                field=balance.name, audit=True, touch=rng.random() < 0.7))
         if rng.random() < 0.4:

@@ -82,3 +82,16 @@ def test_raised_failures_match_the_class_runtime():
         result = runtime.call(action)
         assert not prediction.abstained
         assert prediction.observation == result.observation and prediction.delta == result.delta
+
+
+def test_candidate_cache_keeps_a_nullable_parameter_apart_from_its_required_namesake():
+    """`email: str | None` of an update and `email: str` of a find share a name: None is only for the first."""
+    from constraints.completeness import CandidateCache
+    from constraints.spec import Param
+
+    state = {"guests": {"G001": {"id": "G001", "email": "kim@example.org"}}}
+    cache = CandidateCache()
+    optional = Param("email", "str | None", "string", required=False, nullable=True)
+    required = Param("email", "str", "string", required=True, nullable=False)
+    assert None in cache.get(optional, state)[0]
+    assert None not in cache.get(required, state)[0] and "kim@example.org" in cache.get(required, state)[1]
