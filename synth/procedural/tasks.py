@@ -416,8 +416,11 @@ def _goal(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], target: _T
             break  # deleted: nothing more to do on it
     if not done:
         return None
-    asks = [say_change(bp, r, a.arguments, target.named if i == 0 else "it") for i, (r, a) in enumerate(done)]
-    actions = target.lead + [a for _, a in done]
+    actions, asks = list(target.lead), []
+    for i, (r, a) in enumerate(done):
+        reads, text = _say(planner, r, a, target.named if i == 0 else "it", state, target.key)
+        actions += [x for x in reads if x not in actions] + [a]
+        asks.append(text)
     if len(done) < limit and target.key in current.get(e.table, {}):
         related = _related_write(planner, bp, writes, e, current[e.table][target.key], current)
         if related is not None:
@@ -446,6 +449,28 @@ def _related_write(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], e
             if found is not None:
                 return _read(planner, other, str(key), state), recipe, found[0], f"its {words(other.name)}"
     return None
+
+
+def _say(planner: _Planner, recipe: ToolRecipe, action: Action, record: str, state: dict[str, Any],
+         target: str | None) -> tuple[list[Action], str]:
+    """How the user asks for one write, and the finds that lead to the other records it involves.
+
+    Every other record (the receiver of a transfer, the acting customer) is named by what the
+    user knows about it, never by its id.
+    """
+    e = planner.bp.entity(recipe.entity)
+    reads: list[Action] = []
+    names: dict[str, str] = {}
+    for name, value in action.arguments.items():
+        if not name.endswith("_id") or value == target or name in (f"{e.name}_id", f"from_{e.name}_id"):
+            continue
+        table = e.table if name == f"to_{e.name}_id" else planner._table_of(name)
+        if table is None or value not in state.get(table, {}):
+            continue
+        finder, named = _find(planner, planner.bp.by_table(table), str(value), state, deep=False)
+        reads += [a for a in finder if a not in reads]
+        names[name] = named
+    return reads, say_change(planner.bp, recipe, action.arguments, record, names)
 
 
 def _condition(planner: _Planner, e: EntitySpec, record: dict[str, Any], written: set[str],
@@ -540,15 +565,16 @@ def _branch(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], target: 
     if condition is None:
         return None
     text, lead = condition
-    applied, other = ((ra, aa), (rb, ab)) if holds else ((rb, ab), (ra, aa))
-    solution = planner.run(state, lead + [applied[1]])
-    wrong = planner.run(state, lead + [other[1]])
+    reads_a, says_a = _say(planner, ra, aa, "it", state, target.key)
+    reads_b, says_b = _say(planner, rb, ab, "it", state, target.key)
+    applied, other = ((reads_a, aa), (reads_b, ab)) if holds else ((reads_b, ab), (reads_a, aa))
+    solution = planner.run(state, lead + [x for x in applied[0] if x not in lead] + [applied[1]])
+    wrong = planner.run(state, lead + [x for x in other[0] if x not in lead] + [other[1]])
     if solution is None or wrong is None or not planner.clean(solution):
         return None
     touched = {tuple(op["path"]) for op in solution.ops}
     lines = _goal_lines(solution.ops) + _absent_lines([op for op in wrong.ops if tuple(op["path"]) not in touched])
-    request = _sentence(f"please look at {target.named}: if {text}, {say_change(bp, ra, aa.arguments, 'it')}; "
-                        f"otherwise {say_change(bp, rb, ab.arguments, 'it')}")
+    request = _sentence(f"please look at {target.named}: if {text}, {says_a}; otherwise {says_b}")
     return request, solution.actions, lines, wrong.actions
 
 
@@ -580,15 +606,16 @@ def _refusal(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], target:
                 continue
             if other.archetype == "delete" or planner.rng.random() < 0.25:
                 continue
-            allowed, allowed_text = [extra[0]], say_change(bp, other, extra[0].arguments, "it")
+            reads, allowed_text = _say(planner, other, extra[0], "it", state, target.key)
+            allowed = [x for x in reads if x not in lead] + [extra[0]]
             break
+        reads, ask = _say(planner, recipe, action, target.named, state, target.key)
         solution = planner.run(state, lead + allowed)
-        wrong = planner.run(state, lead + allowed + [action])
+        wrong = planner.run(state, lead + allowed + [x for x in reads if x not in lead + allowed] + [action])
         if solution is None or wrong is None:
             continue
         forbidden_ops = [op for op in result.ops if not _skipped(op["path"])]
         lines = _goal_lines(solution.ops) + _absent_lines(forbidden_ops)
-        ask = say_change(bp, recipe, action.arguments, target.named)
         request = _sentence(ask + (f", and also {allowed_text}" if allowed_text else ""))
         return policy, request, solution.actions, lines, wrong.actions
     return None
