@@ -41,6 +41,7 @@ __all__ = ["make_tasks", "write_delta_sizes"]
 
 _SKIP_FIELDS = {"version", "updated_at"}
 _NATURAL_KINDS = ("email", "code", "phone", "name", "text")
+_NEW = ("create", "place")  # writes that add a record: no existing record is "the" record they act on
 _MULTI_STEP = 3  # calls a request of several steps takes: identify or find, read, write
 _ENDING = ("transition", "cascade", "delete")  # lifecycle moves: after them, other edits may be refused
 
@@ -397,7 +398,7 @@ def _goal(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], target: _T
           state: dict[str, Any]) -> tuple[str, list[Action], list[str]] | None:
     """Find, read, then one to three writes on the record."""
     e = target.entity
-    mine = [w for w in writes if w.entity == e.name and w.archetype != "create"]
+    mine = [w for w in writes if w.entity == e.name and w.archetype not in _NEW]
     planner.rng.shuffle(mine)
     mine.sort(key=lambda w: (w.name in planner.used, w.archetype in _ENDING))  # edits first, moves last
     done: list[tuple[ToolRecipe, Action]] = []
@@ -444,7 +445,7 @@ def _related_write(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], e
         key = record.get(f.name)
         if other.name == e.name or key is None or key not in state.get(other.table, {}):
             continue
-        for recipe in [w for w in writes if w.entity == other.name and w.archetype not in ("create", "delete")]:
+        for recipe in [w for w in writes if w.entity == other.name and w.archetype not in (*_NEW, "delete")]:
             found = _write(planner, recipe, state, str(key), tries=4)
             if found is not None:
                 return _read(planner, other, str(key), state), recipe, found[0], f"its {words(other.name)}"
@@ -527,15 +528,15 @@ def _policy_condition(planner: _Planner, target: _Target, state: dict[str, Any],
 def _round_threshold(value: float, *, below: bool, integer: bool) -> float:
     """A round figure just below (or just above) a value, as a policy would state it.
 
-    >>> _round_threshold(212, below=True, integer=True), _round_threshold(212, below=False, integer=True)
-    (200, 250)
-    >>> _round_threshold(7.3, below=True, integer=False), _round_threshold(0.42, below=False, integer=False)
-    (7.0, 0.45)
+    >>> _round_threshold(2019, below=True, integer=True), _round_threshold(212, below=False, integer=True)
+    (2000, 220)
+    >>> _round_threshold(7.35, below=True, integer=False), _round_threshold(0.42, below=False, integer=False)
+    (7.3, 0.43)
     """
     import math
 
-    magnitude = 10 ** math.floor(math.log10(abs(value))) if value else 1
-    step = max(1, int(magnitude / 2)) if integer else magnitude / 2
+    step = 10 ** (math.floor(math.log10(abs(value))) - 1) if value else 1
+    step = max(1, int(step)) if integer else step
     threshold = (math.floor(value / step) * step) if below else (math.floor(value / step) + 1) * step
     if below and threshold >= value:
         threshold -= step
@@ -546,7 +547,7 @@ def _branch(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], target: 
             state: dict[str, Any]) -> tuple[str, list[Action], list[str], list[Action]] | None:
     """'If <condition>, do A; otherwise do B': the solution does the branch that applies."""
     e = target.entity
-    mine = [w for w in writes if w.entity == e.name and w.archetype not in ("create", "delete")]
+    mine = [w for w in writes if w.entity == e.name and w.archetype not in (*_NEW, "delete")]
     planner.rng.shuffle(mine)
     options = []
     for recipe in mine:
@@ -582,7 +583,7 @@ def _refusal(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], target:
              state: dict[str, Any]) -> tuple[str, str, list[Action], list[str], list[Action]] | None:
     """A request the stated policy forbids (the tool would allow it): read, refuse, maybe do the allowed part."""
     e = target.entity
-    mine = [w for w in writes if w.entity == e.name and w.archetype != "create"]
+    mine = [w for w in writes if w.entity == e.name and w.archetype not in _NEW]
     planner.rng.shuffle(mine)
     for recipe in mine:
         found = _write(planner, recipe, state, target.key)
@@ -641,7 +642,7 @@ def make_tasks(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], *, 
     tasks: list[Task] = []
     wanted = ["refusal", "create", "goal", "branch", "goal"]
     entities = [e for e in bp.entities if not e.support
-                and any(w.entity == e.name and w.archetype != "create" for w in writes)]
+                and any(w.entity == e.name and w.archetype not in _NEW for w in writes)]
     rng.shuffle(entities)
     entities.sort(key=lambda e: -sum(w.entity == e.name for w in writes))  # the busiest records first
     for family in wanted:

@@ -36,7 +36,7 @@ _COMPANY = re.compile(r"company|business|firm|employer|merchant|carrier|agency|d
 _PLACE = re.compile(r"(^|_)(address|street|location|site|directions|access_instructions)(_|$)")
 _CITY = re.compile(r"(^|_)(city|town|county|municipality)(_|$)")
 _PROSE = re.compile(r"description|comment|narrative|note|summary|complaint|caption|reason|details|remarks|"
-                    r"instructions|dedication|allergies|symptoms|findings")
+                    r"instructions|dedication|allergies|symptoms|findings|request|preference|message|feedback")
 _TITLE = re.compile(r"title|headline|campaign|event|course|episode|invention|obligation")
 _POSTCODE = re.compile(r"zip|postcode|postal")
 

@@ -80,9 +80,12 @@ def say_change(bp: Blueprint, recipe: ToolRecipe, arguments: dict[str, Any], rec
         return (f"{'place' if recipe.archetype == 'place' else 'add'} a new {words(e.name)}"
                 + (f" with {detail}" if detail else "") + (f" for {' and '.join(parents)}" if parents else "") + paid)
     if recipe.archetype == "update":
-        changes = " and ".join(f"the {words(k)} to {say_value(v, e.field(k).kind if e.has(k) else None)}"
-                               for k, v in arguments.items() if k != key)
-        return f"change {changes} of {record}"
+        changes = [f"{words(k)} to {say_value(v, e.field(k).kind if e.has(k) else None)}"
+                   for k, v in arguments.items() if k != key]
+        if record == "it":
+            return "change its " + " and its ".join(changes)
+        return f"change the {changes[0].replace(' to ', f' of {record} to ', 1)}" + "".join(
+            f" and its {c}" for c in changes[1:])
     if recipe.archetype == "adjust":
         amount = say_value(arguments.get("amount"), e.field(recipe.field or "").kind)
         field = words(recipe.field or "")
