@@ -75,6 +75,14 @@ def render_failure(failure: FailureConvention | None) -> list[str]:
     return lines
 
 
+def _schema_type(schema: dict[str, Any]) -> str:
+    """A parameter's JSON type as one word; an optional one (`anyOf` with null) reads `integer|null`."""
+    if "type" in schema:
+        return str(schema["type"])
+    options = [str(o["type"]) for o in schema.get("anyOf", []) if isinstance(o, dict) and "type" in o]
+    return "|".join(options) or "any"
+
+
 def render_env(handle: EnvHandle) -> list[str]:
     """`catalog show`: description, provenance, failure convention, rules, tools, states and tasks.
 
@@ -100,7 +108,7 @@ def render_env(handle: EnvHandle) -> list[str]:
     for tool in manifest.tools:
         props = tool.parameters.get("properties", {})
         required = set(tool.parameters.get("required", []))
-        params = ", ".join(f"{n}{'' if n in required else '?'}: {p.get('type', 'any')}" for n, p in props.items())
+        params = ", ".join(f"{n}{'' if n in required else '?'}: {_schema_type(p)}" for n, p in props.items())
         kind = tool.kind.value if tool.kind else "?"
         summary = tool.description.splitlines()[0] if tool.description else ""
         lines.append(f"  {tool.name}({params}) [{kind}] - {summary}")

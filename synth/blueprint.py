@@ -270,7 +270,7 @@ class Blueprint(_Strict):
             child = self.entity(t.child or "")
             if not any(f.fk == e.name for f in child.fields):
                 raise BlueprintError(f"tool {t.name!r}: {child.name} has no foreign key to {e.name}")
-            for state in (*t.child_sources, t.child_target):
+            for state in (*t.child_sources, t.child_target or ""):
                 if state not in child.states:
                     raise BlueprintError(f"tool {t.name!r}: {child.name} has no state {state!r}")
         if t.owner is not None and e.field(t.owner).kind != "fk":

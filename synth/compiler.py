@@ -337,8 +337,8 @@ def _pair_guards(w: _Writer, bp: Blueprint, e: EntitySpec, given: list[str], cur
             continue
 
         def value(name: str) -> str:
-            if name not in given:
-                return f"{current}.{name}"
+            if name not in given:  # a create leaves it at the schema's default
+                return f"{current}.{name}" if current else _default_literal(e.field(name))
             return f"({name} if {name} is not None else {current}.{name})" if current else name
 
         op, words = (">", "more than") if inv.kind == "le" else (">=", "at least")
@@ -657,12 +657,18 @@ def _cascade(w: _Writer, bp: Blueprint, t: ToolRecipe, e: EntitySpec) -> None:
     w(2, "moved = 0")
     w(2, f"for row in self.select({child.cls}, {child.cls}.{fk.name} == {key}):")
     w(3, f"if row.status in {_py(t.child_sources)}:")
+    history = t.history and support_table(bp, "status_change") is not None
+    if history:
+        w(4, "was = row.status")
     w(4, f"row.status = {_py(t.child_target)}")
     if child.has(f"{t.child_target}_at"):
         w(4, f"row.{t.child_target}_at = self.now()")
     if t.touch:
         _touch(w, child, "row", depth=4)
+    _history(w, bp, t, child, "row", "was", depth=4)
     w(4, "moved += 1")
+    if history:
+        w(2, f"was = {e.name}.status")
     w(2, f"{e.name}.status = {_py(t.target)}")
     if t.stamp:
         w(2, f"{e.name}.{t.stamp} = self.now()")
@@ -670,6 +676,7 @@ def _cascade(w: _Writer, bp: Blueprint, t: ToolRecipe, e: EntitySpec) -> None:
         w(2, f"{e.name}.{t.reason} = reason")
     if t.touch:
         _touch(w, e, e.name)
+    _history(w, bp, t, e, e.name, "was")
     _audit(w, bp, t, f"{e.name}.id")
     w(2, f'return ok(data={{"{key}": {e.name}.id, "status": {e.name}.status, "{child.table}_moved": moved}})')
 
@@ -716,20 +723,25 @@ _ARCHETYPES = {"lookup": _lookup, "find": _find, "list": _list, "summary": _summ
 
 # --- module -------------------------------------------------------------------------------------
 
+def _default_literal(f: FieldSpec) -> str:
+    """The value a new record gets for a field no parameter sets (what `_field_line` declares)."""
+    if f.nullable:
+        return "None"
+    if f.kind == "status" or f.kind == "choice":
+        return _py(f.choices[0])
+    if f.kind == "version":
+        return "1"
+    if f.kind in ("int", "float", "money"):
+        return _num(f.lo if f.lo is not None and f.lo > 0 else 0, f.kind)
+    if f.kind == "bool":
+        return "False"
+    return '""'
+
+
 def _field_line(f: FieldSpec, bp: Blueprint) -> str:
     args: list[str] = []
-    if f.nullable:
-        args.append("None")
-    elif f.kind == "status":
-        args.append(_py(f.choices[0]))
-    elif f.kind == "version":
-        args.append("1")
-    elif f.kind in ("int", "float", "money"):
-        args.append(_num(f.lo if f.lo is not None and f.lo > 0 else 0, f.kind))
-    elif f.kind == "bool":
-        args.append("False")
-    elif f.kind == "choice":
-        args.append(_py(f.choices[0]))
+    if f.nullable or f.kind in ("status", "version", "int", "float", "money", "bool", "choice"):
+        args.append(_default_literal(f))
     if f.unique:
         args.append("unique=True")
     if f.kind == "fk":
@@ -824,7 +836,7 @@ def compile_env(bp: Blueprint) -> str:
     w()
     w(0, "from catalog.envkit import Env, fail, ok, table_base, tool")
     w()
-    quotas = []
+    quotas: list[tuple[str, int | float]] = []
     for t in bp.tools:
         if t.archetype == "create" and t.quota:
             e = bp.entity(t.entity)

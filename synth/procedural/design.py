@@ -25,11 +25,12 @@ import hashlib
 import math
 import random
 import re
+from typing import Literal
 
 from catalog.plan import Invariant
 from synth.blueprint import EDITABLE, READS, SIZES, Blueprint, EntitySpec, FieldSpec, ToolRecipe
 from synth.compiler import per_unit
-from synth.ontology.schema import Domain, EntityT, FieldT
+from synth.ontology.schema import Domain, EntityT, FieldT, Transition
 from synth.ontology.support import SUPPORT, SupportT, support_entity
 
 __all__ = ["design", "env_id_for", "topic_text"]
@@ -51,6 +52,8 @@ _REASONED = re.compile(r"cancel|reject|declin|denied|deny|suspend|refund|void|wi
 _PAST = re.compile(r"(placed|opened|sold|issued|logged|paid|posted|changed|uploaded|hired|joined|started|created|"
                    r"received|submitted|recorded|filed|reported|registered|admitted|enrolled|signed|written|queued|"
                    r"ordered|arrived|collected|taken|read|measured|detected|raised|installed)_(at|on)$")
+_PAYABLE = re.compile(r"order|book|reserv|appoint|ticket|sale|rental|subscri|enrol|registration|session|purchase")
+_LINE = re.compile(r"item|line|usage|fill|application")
 _QUANTITY = re.compile(r"quantit|qty|units|seats|tickets|nights|guests|passengers|count|pieces")
 _PRICE = re.compile(r"price|fare|fee|cost|total|charge|rate")
 
@@ -158,9 +161,9 @@ def _entity_spec(e: EntityT, names: set[str], rng: random.Random, keep: float, b
     if e.states:
         fields.append(FieldSpec(name="status", kind="status", choices=list(e.states),
                                 description="Where it is in its lifecycle"))
-    for f in fields:  # a past event of the record (placed_at, opened_on): set to the clock when it is created
-        if f.kind == "datetime" and "deadline" not in f.roles and _PAST.search(f.name):
-            f.roles.append("now")
+    for spec in fields:  # a past event of the record (placed_at, opened_on): set to the clock when it is created
+        if spec.kind == "datetime" and "deadline" not in spec.roles and _PAST.search(spec.name):
+            spec.roles.append("now")
     if bookkeeping:
         fields.append(FieldSpec(name="version", kind="version", description="Bumped by every change"))
         fields.append(FieldSpec(name="updated_at", kind="stamp", nullable=True, description="Time of the last change"))
@@ -256,7 +259,9 @@ def _place_recipe(bp_entities: dict[str, EntitySpec], c: EntitySpec, rng: random
             break
     priced = next((f.name for f in c.fields if f.kind == "money" and _PRICE.search(f.name)
                    and "derived" not in f.roles), None)
-    price = priced if own and not c.has("payment_method") else None
+    # a payment is recorded for what a customer buys or books (or draws from a balance), not for a line of it
+    payable = payer is not None or (_PAYABLE.search(c.name) is not None and _LINE.search(c.name) is None)
+    price = priced if own and payable and not c.has("payment_method") else None
     if stock is None and priced is None:
         return None
     invariants = [Invariant(kind="count_of_children", collection=parent.table,
@@ -285,6 +290,7 @@ def _place_recipe(bp_entities: dict[str, EntitySpec], c: EntitySpec, rng: random
               and "reason" not in f.roles
               and ("label" in f.roles or f.unique or f.kind in required or f.name in (priced, quantity)
                    or rng.random() < 0.4)]
+    params = _with_pairs(c, params)
     verb = ("place" if "order" in c.name else "book" if re.search(r"book|reserv|appoint|session|ticket|enrol", c.name)
             else "add")
     name = f"{verb}_{c.name}"
@@ -320,7 +326,11 @@ def _pool(domain: Domain, entities: list[EntitySpec], templates: dict[str, Entit
             key = next((f for f in keys if f.kind == "email"), keys[0])
             add(ToolRecipe(name=f"find_{e.name}_by_{key.name}", archetype="find", entity=e.name, key=key.name),
                 must=not e.support)
-        options = ["none"] + (["status"] if e.states else []) + (["parent"] if e.parent else [])
+        options: list[Literal["none", "status", "parent"]] = ["none"]
+        if e.states:
+            options.append("status")
+        if e.parent:
+            options.append("parent")
         flt = rng.choice(options) if not system else ("parent" if e.parent else "none")
         suffix = {"none": "", "status": "_by_status", "parent": f"_of_{e.parent}"}[flt]
         add(ToolRecipe(name=f"{rng.choice(_LIST)}_{e.table}{suffix}", archetype="list", entity=e.name, filter=flt),
@@ -382,7 +392,9 @@ def _pool(domain: Domain, entities: list[EntitySpec], templates: dict[str, Entit
                            fields=sorted(rng.sample(editable, k)), touch=rng.random() < 0.7))
         balance = e.role("balance")
         if balance is not None:
-            for direction, names_ in (("decrease", _DECREASE), ("increase", _INCREASE)):
+            ways: tuple[tuple[Literal["decrease", "increase"], tuple[str, ...]], ...] = (
+                ("decrease", _DECREASE), ("increase", _INCREASE))
+            for direction, names_ in ways:
                 if rng.random() < 0.7:
                     add(ToolRecipe(name=f"{rng.choice(names_).format(f=balance.name)}", archetype="adjust",
                                    entity=e.name, field=balance.name, direction=direction,
@@ -400,17 +412,30 @@ def _pool(domain: Domain, entities: list[EntitySpec], templates: dict[str, Entit
     cascades = [(p, c) for p in entities for c in entities if c.parent == p.name and p.name in templates
                 and c.name in templates and templates[p.name].transitions and templates[c.name].transitions]
     for p, c in cascades:
-        pm = rng.choice(templates[p.name].transitions)
-        cm = max(templates[c.name].transitions, key=lambda m: (len(m.sources), m.verb))
+        pairs = [(pm, cm) for pm in templates[p.name].transitions for cm in templates[c.name].transitions
+                 if _goes_along(pm, cm)]
+        if not pairs:
+            continue
+        pm, cm = rng.choice(sorted(pairs, key=lambda pair: (pair[0].verb, pair[1].verb)))
         if rng.random() < 0.7:
             _add_field(c, FieldSpec(name=f"{cm.target}_at", kind="stamp", nullable=True,
                                     description=f"When it became {cm.target.replace('_', ' ')}"))
         reason = _reason_field(p, pm.target) if _REASONED.search(pm.target) else None
         add(ToolRecipe(name=f"{pm.verb}_{p.name}_with_{c.table}", archetype="cascade", entity=p.name,
                        sources=list(pm.sources), target=pm.target, child=c.name, child_sources=list(cm.sources),
-                       child_target=cm.target, reason=reason, audit=True, touch=rng.random() < 0.8),
+                       child_target=cm.target, reason=reason, audit=True, history=history, touch=rng.random() < 0.8),
             must=p.name == focus.name and rng.random() < 0.7)
     return tools, required, invariants
+
+
+def _goes_along(parent_move: Transition, child_move: Transition) -> bool:
+    """Whether a child's move follows from its parent's (cancel an order: cancel its lines).
+
+    The same verb or end state, or both a stop; never a stop of the parent that moves the children on.
+    """
+    if parent_move.verb == child_move.verb or parent_move.target == child_move.target:
+        return True
+    return bool(_REASONED.search(parent_move.target)) and bool(_REASONED.search(child_move.target))
 
 
 def _with_pairs(e: EntitySpec, params: list[str]) -> list[str]:
@@ -472,7 +497,7 @@ def design(domain: Domain, seed: int, *, size_class: str = "medium", focus: str 
         own = size or len(domain.entities)
     picked = _pick_entities(domain, rng, own, focus)
     tables = rng.randint(max(lo, len(picked)), hi)
-    wanted = ["audit_log", "payment", "ledger_entry", "status_change"] if size_class != "small" else []
+    wanted = ["audit_log", "status_change", "payment", "ledger_entry"] if size_class != "small" else []
     wanted = wanted[:max(0, tables - len(picked))]
     support = _pick_support(picked, rng, tables - len(picked), wanted) if size_class != "small" else []
     names = {e.name for e in picked} | {t.name for t, _ in support}

@@ -73,3 +73,10 @@ def test_a_key_with_a_dot_stays_one_key():
 def test_search_hits():
     assert render_search_hits([]) == ["no environments match"]
     assert render_search_hits([{"score": 0.91234, "id": "hotel", "name": "Hotel"}]) == [f"0.912  {'hotel':<32} Hotel"]
+
+
+def test_an_optional_parameter_reads_as_its_type_or_null():
+    from catalog.render import _schema_type
+
+    assert _schema_type({"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None}) == "integer|null"
+    assert _schema_type({"type": "string"}) == "string" and _schema_type({}) == "any"
