@@ -84,7 +84,11 @@ def _schema_type(schema: dict[str, Any]) -> str:
 
 
 def render_env(handle: EnvHandle) -> list[str]:
-    """`catalog show`: description, provenance, failure convention, rules, tools, states and tasks."""
+    """`catalog show`: description, provenance, failure convention, rules, tools, states and tasks.
+
+    Each task shows its reference solution, one numbered call a line, and for a refusal or a
+    branch the wrong call its check rejects.
+    """
     manifest = handle.manifest
     tasks = handle.tasks()
     lines = [f"{manifest.name} [{manifest.id}] - {manifest.kind} env, topic {manifest.topic or '-'}",
@@ -110,7 +114,13 @@ def render_env(handle: EnvHandle) -> list[str]:
         lines.append(f"  {tool.name}({params}) [{kind}] - {summary}")
     lines.append(f"States: {', '.join(manifest.states) or '-'}")
     lines.append(f"Tasks ({len(tasks)}):")
-    lines += [f"  {task.id} [{task.state}]: {task.instruction}" for task in tasks]
+    for task in tasks:
+        lines.append(f"  {task.id} [{task.state}{', refusal' if task.refusal else ''}]: {task.instruction}")
+        lines += [f"    {n}. {action.name}({canonical_json(action.arguments)})"
+                  for n, action in enumerate(task.solution or [], 1)]
+        if task.forbidden:
+            last = task.forbidden[-1]
+            lines.append(f"    the check rejects the state after: {last.name}({canonical_json(last.arguments)})")
     return lines
 
 

@@ -1,6 +1,8 @@
 """Tasks: an instruction for an agent, the initial state it starts from, and a check.
 
-A check is the source of a function `check(initial, final) -> bool` over canonical states,
+A task is solved when its check holds on the final state. A refusal task (the stated policy
+forbids what the user asks) is solved by changing nothing forbidden; its `forbidden` calls show
+what its check must reject. A check is the source of a function `check(initial, final) -> bool` over canonical states,
 stored as text in `tasks.jsonl` (data, not code in env.py). Checks come from synthesis, so
 they are untrusted like env code: compile them only where env code may run (the verifier's
 sandbox; in-process for the hand-written reference envs and tests).
@@ -35,6 +37,12 @@ class Task(BaseModel):
     state: str = Field(description="Name of the initial state under states/.")
     check: str = Field(description="Source of `def check(initial, final) -> bool`.")
     solution: list[Action] | None = Field(None, description="A reference sequence of actions that solves the task.")
+    refusal: bool = Field(False, description=(
+        "The request is one the stated policy forbids: the solution only reads (or does the allowed part), so the "
+        "initial state may already satisfy the check."))
+    forbidden: list[Action] | None = Field(None, description=(
+        "Calls that, run from the initial state instead of the solution, reach a state the check must reject (the "
+        "forbidden write, the other branch): the gate runs them to confirm the check can tell."))
 
     @field_validator("check")
     @classmethod

@@ -22,6 +22,7 @@ from synth.blueprint import Blueprint
 from synth.llm.ledger import Usage
 from synth.procedural.states import initial_states
 from synth.procedural.tasks import make_tasks, write_delta_sizes
+from synth.realism import env_realism
 from synth.slot import Context, SlotState, record_stage
 from verifier.allowlist import check_imports
 from verifier.checks import CheckResult
@@ -136,6 +137,7 @@ def tasks(state: SlotState, ctx: Context) -> dict[str, Any]:
     made = make_tasks(bp, plan_obj, state["states"])
     update: dict[str, Any] = {"tasks": [t.model_dump(mode="json") for t in made],
                               "delta_sizes": write_delta_sizes(bp, plan_obj, state["states"]["default"]),
+                              "realism": env_realism(bp, plan_obj, state["states"], made),
                               "stages": record_stage(state, "tasks", ok=bool(made), seconds=time.monotonic() - started,
                                                      detail=f"{len(made)} tasks")}
     if not made:

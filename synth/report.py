@@ -4,7 +4,8 @@ Per stage: attempts, first-attempt pass rate, final pass rate, tokens, cost and 
 (summed over slots). Per run: proposed, deduplicated, existing (ids the catalog already had,
 kept and skipped), rejected (with the failing checks), registered, yield = registered / (proposed
 - existing), per-env quality, and the distributions of tools and tables per env and |Δ| per
-write tool.
+write tool; `realism` (synth.realism): tools, tables and seed rows per env, calls per reference
+solution, refusal tasks, unnatural parameters and value-constraint violations, with a plot.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.store import Catalog
+from synth.realism import Realism, realism_totals
 from synth.slot import STAGES
 
 __all__ = ["SynthesisReport", "StageRow", "build_report", "render_markdown", "render_skipped", "render_summary", "write_report"]
@@ -128,6 +130,7 @@ class SynthesisReport:
     distributions: Distributions
     judge: JudgeTotals | None
     mining: MiningTotals | None
+    realism: Realism | None = None
     sessions_wall_s: list[float] = field(default_factory=list)
     plots: list[str] = field(default_factory=list)
     catalog: str = ""
@@ -198,6 +201,7 @@ def build_report(run_id: str, config: dict[str, Any], summaries: list[dict[str, 
         ),
         judge=_judge_totals(summaries),
         mining=_mining_totals(summaries),
+        realism=realism_totals([s.get("realism") or {} for s in registered]),
     )
 
 
@@ -253,6 +257,8 @@ def render_markdown(report: SynthesisReport) -> str:
               "## Distributions", ""]
     for key, values in asdict(r.distributions).items():
         lines.append(f"- {key.replace('_', ' ')}: " + ", ".join(f"{k}: {v}" for k, v in values.items()))
+    if r.realism:
+        lines += ["", *_realism_lines(r.realism)]
     if r.rejection_checks:
         lines += ["", "## Why candidates were rejected", ""]
         lines += [f"- {name}: {count}" for name, count in r.rejection_checks.items()]
@@ -276,6 +282,26 @@ def render_markdown(report: SynthesisReport) -> str:
                   f"{j.probes} probed calls over {j.envs} envs, {j.disagreements} disagreements with execution; "
                   f"{j.tokens_in} tokens in, {j.tokens_out} out, {j.cost_usd:.4f} USD."]
     return "\n".join(lines) + "\n"
+
+
+def _realism_lines(x: Realism) -> list[str]:
+    def spread(name: str, sp: Any) -> str:
+        return (f"| {name} | {sp.min} | {sp.median} | {sp.max} | "
+                + ", ".join(f"{k}: {v}" for k, v in sp.histogram.items()) + " |")
+
+    lines = ["## Realism", "",
+             f"Over {x.envs} registered envs: {x.tasks} tasks, {x.refusal_tasks} refusal tasks in "
+             f"{x.envs_with_refusal} envs ({x.envs_with_refusal / x.envs:.0%}); unnatural parameters "
+             f"**{x.unnatural_parameters}**; value-constraint violations **{x.value_constraint_violations}** "
+             "(every initial state and every reference solution's final state).", "",
+             "| figure | min | median | max | histogram |", "|---|---:|---:|---:|---|",
+             spread("tools per env", x.tools_per_env), spread("tables per env", x.tables_per_env),
+             spread("seed rows per state (bins of 10)", x.seed_rows_per_state),
+             spread("calls per reference solution", x.solution_calls)]
+    for kind, found in x.examples.items():
+        if found:
+            lines += ["", f"First {kind}: " + "; ".join(found)]
+    return lines
 
 
 def render_summary(report: SynthesisReport, where: Path) -> str:
@@ -317,6 +343,8 @@ def _plots(report: SynthesisReport, folder: Path) -> list[str]:
     fig.savefig(folder / "distributions.png", dpi=100)
     plt.close(fig)
     written.append("distributions.png")
+    if report.realism:
+        written.append(_realism_plot(report.realism, folder, plt))
     stages = report.stages
     if stages:
         fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
@@ -334,6 +362,24 @@ def _plots(report: SynthesisReport, folder: Path) -> list[str]:
         plt.close(fig)
         written.append("stages.png")
     return written
+
+
+def _realism_plot(x: Realism, folder: Path, plt: Any) -> str:
+    """realism.png: tools, tables, seed rows per state and calls per reference solution."""
+    fig, axes = plt.subplots(1, 4, figsize=(18, 3.6))
+    panels = ((x.tools_per_env, "tools per env"), (x.tables_per_env, "tables per env"),
+              (x.seed_rows_per_state, "seed rows per state (bins of 10)"), (x.solution_calls, "calls per solution"))
+    for ax, (spread, title) in zip(axes, panels, strict=True):
+        ax.bar([str(k) for k in spread.histogram], list(spread.histogram.values()), color="#55a868")
+        ax.set_title(f"{title}, median {spread.median}")
+        ax.set_ylabel("count")
+        ax.tick_params(axis="x", rotation=45)
+    fig.suptitle(f"{x.envs} envs: {x.refusal_tasks} refusal tasks, {x.unnatural_parameters} unnatural parameters, "
+                 f"{x.value_constraint_violations} value-constraint violations")
+    fig.tight_layout()
+    fig.savefig(folder / "realism.png", dpi=100)
+    plt.close(fig)
+    return "realism.png"
 
 
 def write_report(run_dir: Path, config: Any, summaries: dict[int, dict[str, Any]], catalog: Catalog, *,

@@ -137,7 +137,7 @@ def _summary(values: dict[str, Any]) -> dict[str, Any]:
             "judge": (values.get("gate") or {}).get("judge"),
             "mining": (values.get("topic") or {}).get("mining"),
             "tools": len(bp.get("tools", [])), "tables": len(bp.get("entities", [])),
-            "delta_sizes": values.get("delta_sizes") or {},
+            "delta_sizes": values.get("delta_sizes") or {}, "realism": values.get("realism") or {},
             "schema_signature": _schema_signature(bp)}
 
 

@@ -47,6 +47,7 @@ class SlotState(TypedDict, total=False):
     tasks: list[dict[str, Any]]
     gate: dict[str, Any]
     delta_sizes: dict[str, int]
+    realism: dict[str, Any]  # synth.realism.env_realism
     stages: dict[str, dict[str, Any]]
 
 

@@ -39,6 +39,7 @@ from verifier.executor import SandboxExecutor
 from verifier.findings import READ_PREFIXES, determinism_cause, first_difference, looks_like_error
 from verifier.gate_settings import VERIFY
 from verifier.intent import PlanSimulator, disagreement, static_mismatches
+from verifier.invariants import violations
 from verifier.sandbox import Job, JobResult, SandboxPool
 from verifier.typed_values import boundary, fitting, from_state, ill_typed_value, param_form, state_keys
 
@@ -390,6 +391,25 @@ class PropertySuite:
             return None
         return self.search(violated)
 
+    @check(Severity.CRITICAL)
+    def invariants_hold(self) -> Verdict:
+        """Every initial state, and the state after every call, satisfies the plan's value invariants."""
+        invariants = self.plan.invariants if self.plan is not None else []
+        if not invariants:
+            return Verdict(True, detail="no invariants declared")
+        for name in sorted(self.states):
+            problems = violations(invariants, self.states[name])
+            if problems:
+                return Verdict(False, {"state": name}, f"initial state {name}: {problems[0]}")
+
+        def violated(seq: Sequence) -> str | None:
+            for action, call in zip(seq[1], self.run(seq).calls, strict=False):
+                problems = violations(invariants, call.state) if call.state is not None else []
+                if problems:
+                    return f"after {action.name}: {problems[0]}"
+            return None
+        return self.search_seen(violated)
+
     @check(Severity.MINOR)
     def every_guard_reachable(self) -> Verdict:
         """Every extracted guard fires on some generated call (coverage)."""
@@ -404,17 +424,36 @@ class PropertySuite:
 
     @check(Severity.CRITICAL)
     def tasks_unsolved_then_solved(self) -> Verdict:
-        """No task is satisfied by its initial state, and each is solved by its solution."""
+        """No task is satisfied initially (unless a refusal), each is solved by its solution, and its forbidden calls fail it."""
         for task in self.handle.tasks():
-            job = Job.for_env(self.handle, [], state_name=task.state)
-            job.task = task.model_dump(mode="json")
-            outcome = self.pool.run(job).task or {"error": "no answer"}
-            if outcome.get("error") or outcome.get("initial") is not False or \
-                    (task.solution and (outcome.get("solution_failed") or outcome.get("final") is not True)):
-                why = outcome.get("error") or ("already satisfied initially" if outcome.get("initial") else
-                                               f"not solved by its solution: {outcome.get('solution_failed')}")
+            why = self._task_problem(task)
+            if why:
                 return Verdict(False, {"task": task.id}, why)
         return Verdict(True, detail=f"{len(self.handle.tasks())} tasks")
+
+    def _task_outcome(self, task: Any) -> dict[str, Any]:
+        job = Job.for_env(self.handle, [], state_name=task.state)
+        job.task = task.model_dump(mode="json")
+        return self.pool.run(job).task or {"error": "no answer"}
+
+    def _task_problem(self, task: Any) -> str | None:
+        """Why a task's check does not confirm (None if it does); see catalog.tasks for refusals."""
+        outcome = self._task_outcome(task)
+        if outcome.get("error"):
+            return str(outcome["error"])
+        if not task.refusal and outcome.get("initial") is not False:
+            return "already satisfied initially"
+        if task.solution and (outcome.get("solution_failed") or outcome.get("final") is not True):
+            return f"not solved by its solution: {outcome.get('solution_failed')}"
+        if task.refusal and not task.solution and outcome.get("initial") is not True:
+            return "a refusal whose check fails when nothing is done"
+        if task.forbidden is None:
+            return "a refusal without forbidden calls: nothing shows its check can fail" if task.refusal else None
+        wrong = self._task_outcome(task.model_copy(update={"solution": task.forbidden}))
+        if wrong.get("error") or wrong.get("solution_failed") or wrong.get("final") is not False:
+            return (f"its check does not reject the state its forbidden calls reach: "
+                    f"{wrong.get('error') or wrong.get('solution_failed') or 'the check still holds'}")
+        return None
 
     @check(Severity.MINOR)
     def read_tools_keep_hidden_state(self) -> Verdict:

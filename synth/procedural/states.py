@@ -2,25 +2,25 @@
 
 Records are made so that every rule can bite from the start: every lifecycle state occurs,
 some deadlines have passed and some have not, one parent is filled to its capacity, one balance
-is empty, and foreign keys, unique fields and non-null fields hold.
+is empty, and foreign keys, unique fields and non-null fields hold. Values are realistic (Faker,
+seeded; synth/procedural/values.py) and the blueprint's cross-field invariants hold in every
+state (synth/procedural/consistency.py).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import random
 from typing import Any
 
 from synth.blueprint import Blueprint, EntitySpec, FieldSpec
 from synth.compiler import open_states
+from synth.procedural.consistency import invariants_of, make_hold
+from synth.procedural.values import ValueMaker
 
-__all__ = ["initial_states", "CLOCK"]
+__all__ = ["initial_states", "CLOCK", "MAX_ROWS"]
 
 CLOCK = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC)
-_FIRST = ("Ada", "Bao", "Chiara", "Dmitri", "Efua", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kemi", "Lars",
-          "Maya", "Nikhil", "Olga", "Pablo", "Quinn", "Rosa", "Sami", "Tariq", "Uma", "Viktor", "Wen", "Yara")
-_LAST = ("Okafor", "Lindqvist", "Moreau", "Tanaka", "Silva", "Novak", "Haddad", "Kowalski", "Mensah", "Ibarra",
-         "Keller", "Rossi", "Nakamura", "Petrov", "Adeyemi", "Larsen")
+MAX_ROWS = 200  # records per entity and state at most (the blueprint's `rows` times the state's scale)
 
 
 def _iso(moment: dt.datetime) -> str:
@@ -43,41 +43,17 @@ def _order(bp: Blueprint) -> list[EntitySpec]:
     return done
 
 
-def _value(f: FieldSpec, e: EntitySpec, i: int, rng: random.Random) -> Any:
-    kind = f.kind
-    if kind in ("int", "version"):
-        lo, hi = int(f.lo if f.lo is not None else 1), int(f.hi if f.hi is not None else 3)
-        return rng.randint(lo, hi)
-    if kind in ("float", "money"):
-        lo, hi = f.lo or 0.0, f.hi if f.hi is not None else 100.0
-        return round(rng.uniform(lo, hi), 2)
-    if kind == "bool":
-        return rng.random() < 0.5
-    if kind == "choice":
-        return rng.choice(f.choices)
-    if kind == "email":
-        return f"{_FIRST[i % len(_FIRST)].lower()}.{_LAST[(i * 7) % len(_LAST)].lower()}{i + 1}@example.org"
-    if kind == "phone":
-        return f"+1 555 {rng.randint(100, 999)} {rng.randint(1000, 9999)}"
-    if kind == "name":
-        return f"{_FIRST[(i * 5 + len(e.name)) % len(_FIRST)]} {_LAST[(i * 3) % len(_LAST)]}"
-    if kind == "code":
-        return f"{e.prefix}-{1000 + i * 37 + rng.randint(0, 9)}"
-    if kind == "datetime":
-        offset = rng.randint(-40, 40) if "deadline" in f.roles else rng.randint(-400, -1)
-        return _iso(CLOCK + dt.timedelta(days=offset, hours=rng.randint(0, 8)))
-    return f"{f.name.replace('_', ' ').capitalize()} {i + 1}"
-
-
-def _records(bp: Blueprint, rng: random.Random, scale: int) -> dict[str, dict[str, Any]]:
+def _records(bp: Blueprint, values: ValueMaker, scale: int) -> dict[str, dict[str, Any]]:
     tables: dict[str, dict[str, Any]] = {}
     ids: dict[str, list[str]] = {}
+    rng = values.rng
     for e in _order(bp):
-        count = min(16, e.rows * scale)
+        count = min(MAX_ROWS, e.rows * scale)
         rows: dict[str, Any] = {}
         seen: dict[str, set[Any]] = {f.name: set() for f in e.fields if f.unique or f.name == e.label}
         for i in range(count):
             key = f"{e.prefix}{i + 1:03d}"
+            plain = values.record(e, i)
             record: dict[str, Any] = {"id": key}
             for f in e.fields:
                 if f.kind == "fk":
@@ -96,19 +72,18 @@ def _records(bp: Blueprint, rng: random.Random, scale: int) -> dict[str, dict[st
                     word = e.words[i % len(e.words)]
                     record[f.name] = word if i < len(e.words) else f"{word} {i // len(e.words) + 1}"
                 else:
-                    record[f.name] = _value(f, e, i, rng)
+                    record[f.name] = plain[f.name]
                     if "deadline" in f.roles and i % 5 == 4:
                         record[f.name] = None
                 if f.name in seen:
                     while record[f.name] in seen[f.name]:
-                        record[f.name] = f"{record[f.name]}-{i}" if isinstance(record[f.name], str) else rng.randint(
-                            int(f.lo or 0), int(f.hi or 10**6))
+                        record[f.name] = _another(f, record[f.name], i, values)
                     seen[f.name].add(record[f.name])
             for f in e.fields:  # stamps of states already reached, and a recent change time
                 if f.kind == "stamp" and f.name.endswith("_at"):
                     reached = f.name.removesuffix("_at")
                     if record.get("status") == reached or (f.name == "updated_at" and i % 2 == 0):
-                        record[f.name] = _iso(CLOCK - dt.timedelta(days=rng.randint(1, 30), hours=i))
+                        record[f.name] = _iso(values.clock - dt.timedelta(days=rng.randint(1, 30), hours=i % 24))
             balance = e.role("balance")
             if balance is not None and i == 1:
                 record[balance.name] = 0 if balance.kind == "int" else 0.0
@@ -117,6 +92,16 @@ def _records(bp: Blueprint, rng: random.Random, scale: int) -> dict[str, dict[st
         ids[e.name] = list(rows)
     _fill_one_parent(bp, tables)
     return tables
+
+
+def _another(f: FieldSpec, value: Any, i: int, values: ValueMaker) -> Any:
+    """A replacement for a value a unique field already holds."""
+    if isinstance(value, str):
+        if f.kind == "email":
+            local, _, domain = value.partition("@")
+            return f"{local}{i + 2}@{domain}"
+        return f"{value} {i + 1}" if f.kind in ("text", "name") else f"{value}-{i}"
+    return values.rng.randint(int(f.lo or 0), int(f.hi or 10**6))
 
 
 def _fill_one_parent(bp: Blueprint, tables: dict[str, dict[str, Any]]) -> None:
@@ -141,12 +126,19 @@ def _fill_one_parent(bp: Blueprint, tables: dict[str, dict[str, Any]]) -> None:
 
 
 def initial_states(bp: Blueprint) -> dict[str, dict[str, Any]]:
-    """Two named states: `default` and a larger `busy` one, from the blueprint's seed."""
+    """Two named states: `default` and a larger `busy` one, from the blueprint's seed.
+
+    Values come from a Faker instance seeded per state (synth/procedural/values.py), then the
+    blueprint's invariants are made to hold (synth/procedural/consistency.py): the same blueprint
+    always gives the same bytes.
+    """
     states = {}
+    invariants = invariants_of(bp)
     for name, scale, salt in (("default", 1, 0), ("busy", 2, 1)):
-        rng = random.Random(f"{bp.env_id}:{bp.seed}:{salt}")
-        tables = _records(bp, rng, scale)
         clock = CLOCK + dt.timedelta(days=7 * salt)
+        values = ValueMaker(f"{bp.env_id}:{bp.seed}:{salt}", clock)
+        tables = _records(bp, values, scale)
         tables["env_meta"] = {"clock": {"key": "clock", "value": _iso(clock)}}
+        make_hold(invariants, tables, bp, values.rng)
         states[name] = tables
     return states

@@ -1,5 +1,7 @@
 """The command line's views of catalog objects, checked on the shipped reference envs (no subprocess)."""
 
+import json
+
 from catalog.delta import DeltaOp
 from catalog.models import FailureConvention
 from catalog.render import (
@@ -30,7 +32,11 @@ def test_show_lists_rules_tools_with_optional_params_states_and_tasks(tmp_path):
     assert lines[0].startswith(f"{handle.manifest.name} [library] - sql env")
     assert "Rules:" in lines and f"Tools ({len(handle.manifest.tools)}):" in lines
     assert any(line.startswith("  search_books(available_only?: boolean, query: string) [read]") for line in lines)
-    assert lines[-1 - len(handle.tasks())] == f"Tasks ({len(handle.tasks())}):"
+    tasks = lines.index(f"Tasks ({len(handle.tasks())}):")
+    first = handle.tasks()[0]
+    assert lines[tasks + 1].startswith(f"  {first.id} [{first.state}]: ")
+    assert lines[tasks + 2] == f"    1. {first.solution[0].name}(" + json.dumps(
+        first.solution[0].arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + ")"
     document = env_document(handle)
     assert document["id"] == "library" and document["path"] == str(handle.path)
     assert len(document["tasks"]) == len(handle.tasks())

@@ -55,7 +55,7 @@ def test_each_node_records_its_stage_and_returns_only_what_it_changes(walk, name
     ("mine", {"topic", "env_id", "status", "attempts", "feedback"}), ("dedup", set()),
     ("plan", {"blueprint", "plan", "env_id"}), ("schema", {"schema"}), ("code", {"code", "attempts", "problems"}),
     ("static_check", {"problems", "feedback"}), ("states", {"states"}), ("execute", {"problems", "feedback"}),
-    ("tasks", {"tasks", "delta_sizes"}), ("gate", {"gate"}), ("register", {"status", "reason"}),
+    ("tasks", {"tasks", "delta_sizes", "realism"}), ("gate", {"gate"}), ("register", {"status", "reason"}),
 ])
 def test_what_each_node_produces(walk, name, keys):
     _, _, updates, _ = walk

@@ -1,0 +1,158 @@
+"""Cross-field invariants of a blueprint's states, and making generated records satisfy them.
+
+The blueprint declares its invariants (min <= max, start < end, totals = sum of lines, counters,
+balances >= 0, dates vs the env clock) and the plan carries them (catalog.plan.Invariant). Where a
+blueprint declares none (an LLM-filled one, an older one), the obvious pairs are read from field
+names: `min_x`/`max_x`, `low_x`/`high_x`, `x_min`/`x_max` (le), `start`/`end`-like datetimes (lt),
+and datetimes whose name says they already happened (not after the clock). `make_hold` then
+repairs freshly generated records so every invariant holds, and
+verifier.invariants checks the result independently.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import re
+from typing import Any
+
+from catalog.plan import Invariant, InvariantKind
+from synth.blueprint import Blueprint, EntitySpec
+from synth.procedural.values import datetime_sense
+
+__all__ = ["invariants_of", "inferred_invariants", "make_hold"]
+
+_NUMERIC = ("int", "float", "money")
+_LOW = (("min_", "max_"), ("low_", "high_"), ("lower_", "upper_"), ("_min", "_max"), ("_low", "_high"),
+        ("_floor", "_ceiling"))
+_START = (("starts", "ends"), ("start", "end"), ("begins", "ends"), ("from", "until"), ("from", "to"),
+          ("check_in", "check_out"), ("departs", "arrives"), ("departure", "arrival"), ("opens", "closes"),
+          ("pickup", "return"), ("pickup", "dropoff"), ("effective", "expires"), ("issued", "expires"))
+
+
+def _pair_name(name: str, first: str, second: str) -> str | None:
+    """`name` with the `first` word swapped for `second`, if `name` holds `first` as a word."""
+    pattern = re.compile(rf"(^|_){re.escape(first.strip('_'))}(_|$)")
+    if not pattern.search(name):
+        return None
+    return pattern.sub(lambda m: f"{m.group(1)}{second.strip('_')}{m.group(2)}", name, count=1)
+
+
+def inferred_invariants(bp: Blueprint) -> list[Invariant]:
+    """The invariants field names imply (for blueprints that declare none)."""
+    found: list[Invariant] = []
+    for e in bp.entities:
+        names = {f.name: f for f in e.fields}
+        for f in e.fields:
+            pairs = _LOW if f.kind in _NUMERIC else _START if f.kind == "datetime" else ()
+            for first, second in pairs:
+                other = _pair_name(f.name, first, second)
+                if other and other in names and names[other].kind == f.kind:
+                    kind: InvariantKind = "le" if f.kind in _NUMERIC else "lt"
+                    found.append(Invariant(kind=kind, collection=e.table, field=f.name, other=other,
+                                           description=f"{f.name} {'<=' if kind == 'le' else '<'} {other}"))
+                    break
+            if f.kind == "datetime" and datetime_sense(f) in ("past", "birth"):
+                found.append(Invariant(kind="not_after_clock", collection=e.table, field=f.name,
+                                       description=f"{f.name} has happened"))
+            if "balance" in f.roles:
+                found.append(Invariant(kind="nonneg", collection=e.table, field=f.name,
+                                       description=f"{f.name} never below 0"))
+    return found
+
+
+def invariants_of(bp: Blueprint) -> list[Invariant]:
+    """The blueprint's declared invariants in the plan's form, or the inferred ones if it declares none."""
+    declared = getattr(bp, "invariants", None) or []
+    if not declared:
+        return inferred_invariants(bp)
+    return [d if isinstance(d, Invariant) else Invariant.model_validate(d if isinstance(d, dict) else d.model_dump())
+            for d in declared]
+
+
+def _entity_of(bp: Blueprint, table: str) -> EntitySpec | None:
+    return next((e for e in bp.entities if e.table == table), None)
+
+
+def _clock(tables: dict[str, Any]) -> dt.datetime:
+    return dt.datetime.fromisoformat(tables["env_meta"]["clock"]["value"])
+
+
+def _bump(value: Any, by: int, kind: str, rng: random.Random) -> Any:
+    """A value `by` steps above (by > 0) or below a given one, in the field's kind."""
+    if isinstance(value, str):
+        moment = dt.datetime.fromisoformat(value)
+        return (moment + dt.timedelta(hours=by * rng.randint(2, 72))).isoformat()
+    if kind == "int":
+        return value + by
+    return round(value + by * max(0.01, round(abs(value) * 0.1, 2)), 2)
+
+
+def make_hold(invariants: list[Invariant], tables: dict[str, Any], bp: Blueprint, rng: random.Random) -> None:
+    """Repair generated records in place so every invariant holds (children before their parents' totals)."""
+    order = sorted(invariants, key=lambda inv: inv.kind in ("sum_of_children", "count_of_children"))
+    for inv in order * 2:  # a field in two pairs: the second pass settles what the first moved
+        rows = tables.get(inv.collection)
+        entity = _entity_of(bp, inv.collection)
+        if not rows:
+            continue
+        for key, row in rows.items():
+            if row.get(inv.field) is None and inv.kind not in ("sum_of_children", "count_of_children"):
+                continue
+            _repair(inv, str(key), row, tables, entity, rng)
+
+
+def _kind(entity: EntitySpec | None, field: str) -> str:
+    if entity is None or not entity.has(field):
+        return "float"
+    return entity.field(field).kind
+
+
+def _fits(entity: EntitySpec | None, field: str, value: Any) -> bool:
+    """Whether a number lies in the field's declared range (datetimes always fit)."""
+    if entity is None or not entity.has(field) or isinstance(value, str):
+        return True
+    spec = entity.field(field)
+    return (spec.lo is None or value >= spec.lo) and (spec.hi is None or value <= spec.hi)
+
+
+def _repair(inv: Invariant, key: str, row: dict[str, Any], tables: dict[str, Any], entity: EntitySpec | None,
+            rng: random.Random) -> None:
+    value: Any = row.get(inv.field)
+    if inv.kind in ("le", "lt"):
+        other: Any = row.get(inv.other or "")
+        a: Any
+        b: Any
+        if other is None:
+            return
+        a, b = (dt.datetime.fromisoformat(value), dt.datetime.fromisoformat(other)) if isinstance(value, str) \
+            else (value, other)
+        if a > b:
+            if _fits(entity, inv.field, other) and _fits(entity, inv.other or "", value):
+                row[inv.field], row[inv.other or ""] = other, value
+            elif _fits(entity, inv.other or "", value):
+                row[inv.other or ""] = value
+            else:
+                row[inv.field] = other
+            a, b = row[inv.field], row[inv.other or ""]
+        if inv.kind == "lt" and a == b:
+            row[inv.other or ""] = _bump(row[inv.other or ""], 1, _kind(entity, inv.other or ""), rng)
+    elif inv.kind == "nonneg":
+        if value < 0:
+            row[inv.field] = -value
+    elif inv.kind in ("not_after_clock", "not_before_clock"):
+        clock = _clock(tables)
+        moment = dt.datetime.fromisoformat(value)
+        if inv.kind == "not_after_clock" and moment > clock:
+            row[inv.field] = (clock - (moment - clock) - dt.timedelta(hours=1)).isoformat()
+        elif inv.kind == "not_before_clock" and moment < clock:
+            row[inv.field] = (clock + (clock - moment) + dt.timedelta(hours=1)).isoformat()
+    else:
+        children = [c for c in (tables.get(inv.child or "") or {}).values()
+                    if str(c.get(inv.via or "")) == key and (not inv.states or c.get("status") in inv.states)]
+        if inv.kind == "count_of_children":
+            row[inv.field] = len(children)
+        else:
+            total = sum((c.get(inv.child_field or "") or 0) * ((c.get(inv.times) or 0) if inv.times else 1)
+                        for c in children)
+            row[inv.field] = total if _kind(entity, inv.field) == "int" else round(total, 2)

@@ -1,0 +1,190 @@
+"""Realistic field values from Faker, chosen by a field's kind and name (seeded: same seed, same values).
+
+Faker (pinned to one major version in pyproject.toml) gives names, email domains, addresses,
+phone numbers, company names and words; this module only decides which of them a field gets
+and keeps the values of one record consistent with each other: an email is made from the name
+of the person the record names, dates sit where their meaning puts them relative to the env
+clock (a birth date decades back, a booking time in the past, a due date around now), and
+amounts fall in the field's range with cents.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import re
+import unicodedata
+from typing import Any
+
+from faker import Faker
+
+from synth.blueprint import EntitySpec, FieldSpec
+
+__all__ = ["ValueMaker", "Person", "datetime_sense"]
+
+# Datetime fields by what their name says they mean (first match wins).
+_BIRTH = re.compile(r"birth|dob\b")
+_PAST = re.compile(r"(^|_)(since|joined|opened|acquired|commissioned|hired|created|registered|issued|received|"
+                   r"filed|booked|applied|placed|signed|recorded|logged|reported|detected|collected|purchased|"
+                   r"last|started|assigned|submitted|enrolled|paid|billed|counted|calibrated|inspected|bred|"
+                   r"appraised|executed|activated|attempted|taken|made|published|shipped|delivered|completed|closed|approved|"
+                   r"treated|administered|installed|measured|tested|performed|visited|graduated|incurred|"
+                   r"occurred|sent|posted|verified|scanned|checked)(_|$)")
+_COMPANY = re.compile(r"company|business|firm|employer|merchant|carrier|agency|distributor|vendor|supplier|"
+                      r"lienholder|institution|insurer|brand|manufacturer|legal_name|broker|courier|consignee|"
+                      r"notify_party|client_name|debtor_name|bank_name")
+_PLACE = re.compile(r"(^|_)(address|street|location|site|directions|access_instructions)(_|$)")
+_CITY = re.compile(r"(^|_)(city|town|county|municipality)(_|$)")
+_PROSE = re.compile(r"description|comment|narrative|note|summary|complaint|caption|reason|details|remarks|"
+                    r"instructions|dedication|allergies|symptoms|findings|request|preference|message|feedback")
+_TITLE = re.compile(r"title|headline|campaign|event|course|episode|invention|obligation")
+_POSTCODE = re.compile(r"zip|postcode|postal")
+
+
+def datetime_sense(field: FieldSpec) -> str:
+    """'birth', 'past' (already happened: never after the clock), 'window' (a deadline) or 'around'."""
+    if "deadline" in field.roles:
+        return "window"
+    if _BIRTH.search(field.name):
+        return "birth"
+    if _PAST.search(field.name):
+        return "past"
+    return "around"
+
+
+class Person:
+    """One person a record names: the name fields show it, email fields are built from it."""
+
+    def __init__(self, fake: Faker) -> None:
+        self.first, self.last = fake.first_name(), fake.last_name()
+        self.domain = fake.free_email_domain()
+
+    @property
+    def name(self) -> str:
+        return f"{self.first} {self.last}"
+
+    def email(self, number: int, domain: str | None = None) -> str:
+        """first.last@domain; the number keeps two namesakes' addresses apart."""
+        local = re.sub(r"[^a-z]", "", _ascii(self.first).lower()) + "." + re.sub(r"[^a-z]", "", _ascii(self.last).lower())
+        return f"{local}{number if number > 1 else ''}@{domain or self.domain}"
+
+
+def _ascii(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
+class ValueMaker:
+    """Values for one state: a seeded Faker and a seeded RNG, and the env clock dates are relative to."""
+
+    def __init__(self, seed: str, clock: dt.datetime) -> None:
+        self.rng = random.Random(seed)
+        self.fake = Faker("en_US")
+        self.fake.seed_instance(seed)
+        self.clock = clock
+
+    def record(self, e: EntitySpec, i: int) -> dict[str, Any]:
+        """The plain values of one record (foreign keys, statuses, stamps and versions are the caller's)."""
+        people: dict[str, Person] = {}
+        for f in e.fields:
+            if f.kind == "name":
+                people.setdefault(_person_key(f.name), Person(self.fake))
+        first = next(iter(people), None)
+        out: dict[str, Any] = {}
+        for f in e.fields:
+            if f.kind in ("fk", "status", "stamp", "version"):
+                continue
+            key = _person_key(f.name)
+            if f.kind == "email" and key not in people and first is not None:
+                key = first  # the one person the record names owns its email
+            out[f.name] = self.value(f, e, i, people, key)
+        return out
+
+    def value(self, f: FieldSpec, e: EntitySpec, i: int, people: dict[str, Person] | None = None,
+              person_key: str | None = None) -> Any:
+        """A value for field `f` of record number `i` of `e`."""
+        rng, fake = self.rng, self.fake
+        kind = f.kind
+        if kind in ("int", "version"):
+            lo, hi = int(f.lo if f.lo is not None else 1), int(f.hi if f.hi is not None else 10)
+            return rng.randint(lo, max(lo, hi))
+        if kind in ("float", "money"):
+            return self.amount(f)
+        if kind == "bool":
+            return rng.random() < 0.5
+        if kind == "choice":
+            return rng.choice(f.choices)
+        if kind in ("name", "email"):
+            people = people if people is not None else {}
+            person = people.setdefault(_person_key(f.name) if person_key is None else person_key, Person(fake))
+            if kind == "name":
+                return person.name
+            domain = fake.domain_name() if re.search(r"billing|payables|dispatch|escalation", f.name) else None
+            return person.email(i + 1, domain)
+        if kind == "phone":
+            return fake.numerify("+1 (%##) %##-####")
+        if kind == "code":
+            return self.code(f, e, i)
+        if kind == "datetime":
+            return self.moment(f).isoformat()
+        return self.text(f, e)
+
+    def amount(self, f: FieldSpec) -> float:
+        """In the field's range, with cents for money (two decimals for other floats)."""
+        lo = f.lo if f.lo is not None else 0.0
+        hi = f.hi if f.hi is not None else (500.0 if f.kind == "money" else 100.0)
+        if f.kind == "money" and hi > 50 and self.rng.random() < 0.5:  # prices cluster at round figures
+            whole = self.rng.randint(int(max(lo, 1)), int(hi - 1)) if hi - 1 >= max(lo, 1) else int(lo)
+            return round(min(hi, max(lo, whole + self.rng.choice((0.0, 0.49, 0.5, 0.95, 0.99)))), 2)
+        return round(self.rng.uniform(lo, hi), 2)
+
+    def code(self, f: FieldSpec, e: EntitySpec, i: int) -> str:
+        fake = self.fake
+        if _POSTCODE.search(f.name):
+            return str(fake.postcode())
+        if "mask" in f.name:
+            return f"****{fake.numerify('####')}"
+        if "plate" in f.name:
+            return str(fake.license_plate())
+        if re.search(r"card", f.name):
+            return str(fake.credit_card_number())
+        return f"{e.prefix}-{fake.bothify('####')}-{fake.bothify('??').upper()}"
+
+    def moment(self, f: FieldSpec) -> dt.datetime:
+        """A time whose distance from the clock fits what the field means (see `datetime_sense`)."""
+        rng = self.rng
+        sense = datetime_sense(f)
+        if sense == "birth":
+            return (self.clock - dt.timedelta(days=rng.randint(18 * 365, 80 * 365))).replace(hour=0)
+        if sense == "past":
+            return self.clock - dt.timedelta(days=rng.randint(1, 400), hours=rng.randint(0, 8))
+        if sense == "window":
+            return self.clock + dt.timedelta(days=rng.randint(-40, 40), hours=rng.randint(0, 8))
+        return self.clock + dt.timedelta(days=rng.randint(-30, 90), hours=rng.randint(0, 8))
+
+    def text(self, f: FieldSpec, e: EntitySpec) -> str:
+        """Text by what the field's name says it holds; product-like labels otherwise."""
+        fake, name = self.fake, f.name
+        if _COMPANY.search(name):
+            return str(fake.company())
+        if _CITY.search(name):
+            return str(fake.city())
+        if _PLACE.search(name):
+            return f"{fake.street_address()}, {fake.city()}, {fake.state_abbr()} {fake.postcode()}"
+        if _PROSE.search(name):
+            return str(fake.sentence(nb_words=self.rng.randint(5, 10)))
+        if _TITLE.search(name):
+            return str(fake.catch_phrase()).title()
+        if "job" in name or "role" in name or "position" in name:
+            return str(fake.job())
+        noun = name.removesuffix("_name").removesuffix("_label").replace("_", " ")
+        return f"{fake.word().capitalize()} {fake.word()} {noun}".strip()
+
+
+def _person_key(name: str) -> str:
+    """Which person a name or email field is about: `manager_email` goes with `manager_name`.
+
+    >>> _person_key("manager_email"), _person_key("manager_name"), _person_key("email"), _person_key("full_name")
+    ('manager', 'manager', '', '')
+    """
+    key = re.sub(r"_?(email|name)$", "", name)
+    return "" if key in ("full", "contact") else key

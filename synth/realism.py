@@ -1,0 +1,105 @@
+"""How realistic the synthesized envs are: the figures per env, and their totals in a run's report.
+
+Per env (computed in the pipeline's tasks node, where the blueprint, plan, states and tasks are
+at hand): tools and tables, seed rows per initial state, calls per task's reference solution,
+refusal tasks, unnatural parameters (synth.procedural.naturalness) and value-constraint
+violations (verifier.invariants over every initial state and over the final state each task's
+solution reaches, predicted by the plan interpreter; the gate's `invariants_hold` checks the
+executed states too). The report sums them over the registered envs.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from catalog.delta import apply_delta
+from catalog.models import Outcome
+from catalog.plan import Plan
+from catalog.tasks import Task
+from synth.blueprint import Blueprint
+from synth.procedural.consistency import invariants_of
+from synth.procedural.naturalness import unnatural_parameters
+from verifier.intent import PlanSimulator
+from verifier.invariants import violations
+
+__all__ = ["env_realism", "Spread", "Realism", "realism_totals"]
+
+
+def env_realism(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], tasks: list[Task]) -> dict[str, Any]:
+    """One env's realism figures (JSON-safe: the slot state is checkpointed as JSON)."""
+    invariants = invariants_of(bp)
+    tables = {e.table for e in bp.entities}
+    problems = [f"{name}: {p}" for name, state in states.items() for p in violations(invariants, state)]
+    simulator = PlanSimulator(plan)
+    for task in tasks:
+        final = states[task.state]
+        for action in task.solution or []:
+            prediction = simulator.predict(final, action)
+            if prediction.abstained or prediction.outcome != Outcome.SUCCESS:
+                break
+            final = apply_delta(final, prediction.delta)
+        problems += [f"task {task.id}: {p}" for p in violations(invariants, final)]
+    unnatural = unnatural_parameters(bp)
+    return {"tools": len(bp.tools), "tables": len(bp.entities),
+            "seed_rows": {name: sum(len(rows) for table, rows in state.items() if table in tables)
+                          for name, state in states.items()},
+            "solution_calls": [len(t.solution or []) for t in tasks],
+            "refusal_tasks": sum(t.refusal for t in tasks),
+            "unnatural_parameters": len(unnatural), "unnatural": unnatural[:10],
+            "value_constraint_violations": len(problems), "violations": problems[:10]}
+
+
+@dataclass
+class Spread:
+    """min, median, max and the histogram (value -> how many) of one figure."""
+
+    min: float | None
+    median: float | None
+    max: float | None
+    histogram: dict[int, int]
+
+    @classmethod
+    def of(cls, values: list[int], *, bin_width: int = 1) -> Spread:
+        if not values:
+            return cls(None, None, None, {})
+        bins = Counter(v // bin_width * bin_width for v in values)
+        return cls(min(values), statistics.median(values), max(values), dict(sorted(bins.items())))
+
+
+@dataclass
+class Realism:
+    """The report's `realism` object: counts over all registered envs."""
+
+    envs: int
+    tools_per_env: Spread
+    tables_per_env: Spread
+    seed_rows_per_state: Spread  # histogram in bins of 10 rows
+    solution_calls: Spread
+    tasks: int
+    refusal_tasks: int
+    envs_with_refusal: int
+    unnatural_parameters: int
+    value_constraint_violations: int
+    examples: dict[str, list[str]]
+
+
+def realism_totals(rows: list[dict[str, Any]]) -> Realism | None:
+    """Sum the per-env figures of registered envs (None when none carries them, e.g. an older run)."""
+    rows = [r for r in rows if r]
+    if not rows:
+        return None
+    calls = [n for r in rows for n in r.get("solution_calls", [])]
+    return Realism(
+        envs=len(rows), tools_per_env=Spread.of([r["tools"] for r in rows]),
+        tables_per_env=Spread.of([r["tables"] for r in rows]),
+        seed_rows_per_state=Spread.of([n for r in rows for n in r.get("seed_rows", {}).values()], bin_width=10),
+        solution_calls=Spread.of(calls), tasks=len(calls),
+        refusal_tasks=sum(r.get("refusal_tasks", 0) for r in rows),
+        envs_with_refusal=sum(1 for r in rows if r.get("refusal_tasks")),
+        unnatural_parameters=sum(r.get("unnatural_parameters", 0) for r in rows),
+        value_constraint_violations=sum(r.get("value_constraint_violations", 0) for r in rows),
+        examples={"unnatural": [u for r in rows for u in r.get("unnatural", [])][:10],
+                  "violations": [v for r in rows for v in r.get("violations", [])][:10]})

@@ -1,0 +1,158 @@
+"""Realistic values, the value-constraint checker, multi-step tasks and the report's `realism` (no sandbox)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from catalog.plan import Invariant
+from synth.assemble import plan_of
+from synth.blueprint import Blueprint, EntitySpec, FieldSpec
+from synth.ontology import load_domains
+from synth.procedural.consistency import inferred_invariants, invariants_of
+from synth.procedural.design import design
+from synth.procedural.states import initial_states
+from synth.procedural.tasks import make_tasks
+from synth.realism import env_realism, realism_totals
+from synth.report import build_report, render_markdown
+from verifier.intent import PlanSimulator
+from verifier.invariants import violations
+
+DOMAINS = load_domains()
+CLOCK = {"env_meta": {"clock": {"key": "clock", "value": "2026-03-02T10:00:00+00:00"}}}
+
+
+@pytest.fixture(scope="module")
+def envs():
+    """Six designs across sectors with their plans, states and tasks (planned, not executed)."""
+    out = []
+    for i in (0, 7, 19, 33, 48, 61):
+        bp = design(DOMAINS[i % len(DOMAINS)], i)
+        plan, _ = plan_of(bp)
+        states = initial_states(bp)
+        out.append((bp, plan, states, make_tasks(bp, plan, states)))
+    return out
+
+
+def _people(bp, states):
+    for e in bp.entities:
+        names = [f.name for f in e.fields if f.kind == "name"]
+        emails = [f.name for f in e.fields if f.kind == "email"]
+        if names and emails:
+            yield from ((row[names[0]], row[emails[0]]) for row in states["default"][e.table].values())
+
+
+def test_states_are_realistic_deterministic_and_keep_every_invariant(envs):
+    pairs = []
+    for bp, _plan, states, _tasks in envs:
+        assert json.dumps(initial_states(bp), sort_keys=True) == json.dumps(states, sort_keys=True)  # same bytes
+        invariants = invariants_of(bp)
+        for state in states.values():
+            assert violations(invariants, state) == []
+        pairs += list(_people(bp, states))
+        for e in bp.entities:
+            for f in e.fields:
+                if f.kind == "money":
+                    values = [r[f.name] for r in states["default"][e.table].values()]
+                    assert all(round(v, 2) == v for v in values), (e.name, f.name)
+    assert pairs, "some entity has a name and an email"
+    for name, email in pairs:  # the email is made from the person's own name
+        first, last = (re.sub(r"[^a-z]", "", part.lower()) for part in (name.split()[0], name.split()[-1]))
+        assert email.split("@")[0].startswith(f"{first}.{last}"), (name, email)
+
+
+def _entity(**fields: FieldSpec) -> EntitySpec:
+    return EntitySpec(name="shipment", cls="Shipment", table="shipments", prefix="SH", label="code",
+                      fields=[FieldSpec(name="code", kind="code", roles=["label"]), *fields.values()], rows=8)
+
+
+def test_obvious_pairs_are_inferred_and_made_to_hold():
+    e = _entity(min_temp_c=FieldSpec(name="min_temp_c", kind="float", lo=-30, hi=30),
+                max_temp_c=FieldSpec(name="max_temp_c", kind="float", lo=-30, hi=30),
+                starts_at=FieldSpec(name="starts_at", kind="datetime", nullable=True),
+                ends_at=FieldSpec(name="ends_at", kind="datetime", nullable=True),
+                booked_at=FieldSpec(name="booked_at", kind="datetime", nullable=True))
+    bp = Blueprint(env_id="cold-chain-x", name="Cold chain", domain="cold_chain", sector="logistics", topic="t",
+                   description="d", entities=[e], tools=[], seed=3)
+    kinds = {(i.kind, i.field, i.other) for i in inferred_invariants(bp)}
+    assert {("le", "min_temp_c", "max_temp_c"), ("lt", "starts_at", "ends_at"),
+            ("not_after_clock", "booked_at", None)} <= kinds
+    for state in initial_states(bp).values():
+        assert violations(inferred_invariants(bp), state) == []
+
+
+def test_the_checker_finds_each_kind_of_violation():
+    state = {**CLOCK,
+             "orders": {"O1": {"id": "O1", "lo": 5, "hi": 3, "total": 10.0, "lines": 1, "placed_at": "2026-04-01T00:00:00+00:00",
+                               "credit": -1}},
+             "order_lines": {"L1": {"id": "L1", "order_id": "O1", "price": 2.5, "qty": 2},
+                             "L2": {"id": "L2", "order_id": "O1", "price": 1.0, "qty": 1}}}
+    invariants = [Invariant(kind="le", collection="orders", field="lo", other="hi"),
+                  Invariant(kind="nonneg", collection="orders", field="credit"),
+                  Invariant(kind="sum_of_children", collection="orders", field="total", child="order_lines",
+                            via="order_id", child_field="price", times="qty"),
+                  Invariant(kind="count_of_children", collection="orders", field="lines", child="order_lines",
+                            via="order_id"),
+                  Invariant(kind="not_after_clock", collection="orders", field="placed_at")]
+    found = violations(invariants, state)
+    assert len(found) == 5 and "sum to 6.0" in found[2] and "after the clock" in found[4]
+    fixed = json.loads(json.dumps(state))
+    fixed["orders"]["O1"].update(lo=1, credit=0, total=6.0, lines=2, placed_at="2026-03-01T00:00:00+00:00")
+    assert violations(invariants, fixed) == []
+
+
+def test_tasks_are_multi_step_checked_on_the_final_state_and_refusals_are_confirmed(envs):
+    calls, refusals = [], 0
+    for bp, plan, states, tasks in envs:
+        simulator = PlanSimulator(plan)
+        assert tasks, bp.env_id
+        for task in tasks:
+            initial = states[task.state]
+            final = initial
+            for action in task.solution or []:
+                prediction = simulator.predict(final, action)
+                assert prediction.outcome.value == "success", (task.id, action)
+                final = _apply(final, prediction)
+            assert task.evaluate(initial, final)
+            assert task.refusal or not task.evaluate(initial, initial)
+            if task.forbidden is not None:  # the wrong branch / the forbidden write: the check must tell
+                wrong = initial
+                for action in task.forbidden:
+                    wrong = _apply(wrong, simulator.predict(wrong, action))
+                assert not task.evaluate(initial, wrong), task.id
+            assert violations(invariants_of(bp), final) == []
+            ids = {key for table in initial.values() if isinstance(table, dict) for key in table}
+            found_by_key = (task.solution or [None])[0] is not None and not any(
+                k.endswith("_id") for k in task.solution[0].arguments)
+            if found_by_key:  # a record found by what the user knows is not named by its internal id
+                assert not any(re.search(rf"\b{re.escape(key)}\b", task.instruction) for key in ids
+                               if len(key) > 3 and key not in ("clock",)), task.instruction
+            calls.append(len(task.solution or []))
+            refusals += task.refusal
+    assert sorted(calls)[len(calls) // 2] >= 3 and max(calls) <= 10
+    assert refusals >= 2
+
+
+def _apply(state, prediction):
+    from catalog.delta import apply_delta
+
+    return apply_delta(state, prediction.delta)
+
+
+def test_the_report_carries_realism_with_its_distributions(envs):
+    summaries = []
+    for slot, (bp, plan, states, tasks) in enumerate(envs):
+        summaries.append({"slot": slot, "env_id": bp.env_id, "status": "registered", "tools": len(bp.tools),
+                          "tables": len(bp.entities), "quality": 1.0,
+                          "realism": env_realism(bp, plan, states, tasks)})
+    report = build_report("run-x", {"n": len(envs)}, summaries, wall_s=1.0)
+    realism = report.to_dict()["realism"]
+    assert set(realism) >= {"tools_per_env", "tables_per_env", "seed_rows_per_state", "solution_calls",
+                            "unnatural_parameters", "value_constraint_violations", "refusal_tasks"}
+    assert set(realism["solution_calls"]) == {"min", "median", "max", "histogram"}
+    assert realism["value_constraint_violations"] == 0 and realism["envs"] == len(envs)
+    assert sum(realism["solution_calls"]["histogram"].values()) == realism["tasks"]
+    assert "## Realism" in render_markdown(report)
+    assert realism_totals([{}]) is None  # an older run's slots carry no figures
