@@ -87,6 +87,7 @@ def _pick_support(domain_entities: list[EntityT], rng: random.Random, count: int
                   wanted: list[str]) -> list[tuple[SupportT, str | None]]:
     """`count` support templates (the `wanted` ones first, each with what it needs), bound to their hosts."""
     taken = {e.name for e in domain_entities} | {e.table for e in domain_entities}
+    taken |= {f.name for e in domain_entities for f in e.fields}  # a table named like a field would shadow it
     person = _person(domain_entities)
     focus = domain_entities[0].name
     by_name = {t.name: t for t in SUPPORT}
@@ -108,12 +109,24 @@ def _pick_support(domain_entities: list[EntityT], rng: random.Random, count: int
         if len(chosen) >= count and name not in wanted:
             break
         if name not in chosen:
-            needed = [n for n in by_name[name].needs if n not in chosen]
-            if name not in wanted and len(chosen) + 1 + len(needed) > count:
+            needed = [n for n in _needs(by_name, name) if n not in chosen]
+            if len(chosen) + 1 + len(needed) > count:  # wanted ones too: a size's table range holds
                 continue
             take(name)
     hosts = {"none": None, "person": person, "focus": focus}
     return [(by_name[n], hosts[by_name[n].host]) for n in chosen]
+
+
+def _needs(by_name: dict[str, SupportT], name: str) -> list[str]:
+    """Every support template `name` needs, directly or through what it needs."""
+    found: list[str] = []
+    pending = list(by_name[name].needs)
+    while pending:
+        need = pending.pop()
+        if need not in found:
+            found.append(need)
+            pending += by_name[need].needs
+    return found
 
 
 def _person(entities: list[EntityT]) -> str | None:
@@ -492,7 +505,7 @@ def design(domain: Domain, seed: int, *, size_class: str = "medium", focus: str 
     if size_class == "small":
         own = size or rng.randint(2, min(4, len(domain.entities)))
     elif size_class == "medium":
-        own = size or rng.randint(3, min(5, len(domain.entities)))
+        own = size or rng.randint(2, min(5, len(domain.entities)))
     else:
         own = size or len(domain.entities)
     picked = _pick_entities(domain, rng, own, focus)

@@ -173,7 +173,8 @@ def test_place_draws_on_the_payers_balance_or_asks_for_another_way():
 
 
 def test_read_tools_include_a_natural_key_lookup_for_every_domain_entity_with_one():
-    bp = design(BY_ID["grocery_delivery"], 0)
+    bp = next(b for b in (design(BY_ID["grocery_delivery"], seed) for seed in range(50))
+              if any(e.name == "customer" for e in b.entities))
     finds = {t.entity: t.key for t in bp.tools if t.archetype == "find"}
     assert finds.get("customer") == "email"
     assert all(t.archetype in READS or t.archetype not in ("lookup", "find") for t in bp.tools)
