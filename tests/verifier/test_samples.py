@@ -237,7 +237,11 @@ def test_non_reproducible_steps_are_dropped_and_replaced(tmp_path):
 
 # --- a synthesized catalog: the EnvSimBench mix, scaled ---------------------------------------------
 def test_envsimbench_mix_from_a_small_synthesized_catalog(tmp_path):
-    synthesize(RunConfig(n=3, catalog=str(tmp_path), workers=1, seed=5), progress=False)
+    # Natural tools make |Δ| = 6 a property of a few operations (an audited move with its history
+    # row...), no longer a knob every env turns: a 3-env catalog does not always hold such a call
+    # (seed 5's and seed 2's do not; seeds 1 and 3 do). The 200-env export is measured with
+    # `bench export --n 400 --composition envsimbench` (README).
+    synthesize(RunConfig(n=3, catalog=str(tmp_path), workers=1, seed=3), progress=False)
     catalog = Catalog(tmp_path)
     comp = Composition.envsimbench(24)
     result = export_samples(catalog, comp, seed=0, workers=2)
