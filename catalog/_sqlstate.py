@@ -210,17 +210,16 @@ class ChangeTracker:
             self._sql[codec.name] = (f"SELECT _ef_existed, {cols} FROM {shadow}", codec.select_sql(where_pk=True),
                                      f"DELETE FROM {shadow}")
         self.touched: list[str] = []  # the tables the last collect found touched
-        self._triggers_sql = "SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger'"
-        self._triggers = self.triggers()
         raw.commit()
+        self._schema = self._temp_schema()
 
-    def triggers(self) -> int:
-        """How many tracking triggers exist (env code that drops one makes every later answer suspect)."""
-        return int(self.raw.execute(self._triggers_sql).fetchone()[0])
+    def _temp_schema(self) -> int:
+        """The temp schema's version: any CREATE or DROP there (of a tracking trigger, say) changes it."""
+        return int(self.raw.execute("PRAGMA temp.schema_version").fetchone()[0])
 
     def intact(self) -> bool:
-        """Whether every tracking trigger installed is still there."""
-        return self.triggers() == self._triggers
+        """Whether the tracking triggers are as installed (no DDL in the temp schema since)."""
+        return self._temp_schema() == self._schema
 
     def pending(self) -> list[str]:
         """Tables touched since the last collect (after a rollback: what the code committed itself)."""
