@@ -389,7 +389,10 @@ def test_values_assigned_in_one_call_are_seen_as_stored_in_the_next():
 
 
 # --- snapshots that reuse untouched tables (what the sandbox worker does) -------------------------
-class Note(Table, table=True):
+NoteTable = table_base()  # a metadata of its own: ToyEnv's runtimes must not see this table
+
+
+class Note(NoteTable, table=True):
     __tablename__ = "notes"
     id: str = Field(primary_key=True)
     text: str = ""
