@@ -305,7 +305,8 @@ class PropertySuite:
         found = self._intent_search(simulator)
         if not found.ok:
             return found
-        run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(),
+        run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(), spec=self.spec,
+                              states=self.states, candidates=self.candidates,
                               search_budget=int(self.GUARD_BUDGET * self.effort), executor=self.executor,
                               simulator=simulator)
         report = run.run()
@@ -411,7 +412,8 @@ class PropertySuite:
         """Every extracted guard fires on some generated call (coverage)."""
         report = self._guards_seen  # the intent check's calls, when it ran, searched for guards too
         if report is None:
-            run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(),
+            run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(), spec=self.spec,
+                                  states=self.states, candidates=self.candidates,
                                   search_budget=int(self.GUARD_BUDGET * self.effort), executor=self.executor)
             report = run.run()
         ok = report["guards_triggered"] == report["guards_total"]
