@@ -169,11 +169,11 @@ class CompletenessRun:
 
     def __init__(self, handle: EnvHandle, *, seed: int = 0, calls_per_tool: int = 12, search_budget: int = 3000,
                  executor: Executor | None = None, simulator: Any = None, spec: ConstraintSpec | None = None,
-                 states: dict[str, dict[str, Any]] | None = None, candidates: CandidateCache | None = None) -> None:
+                 states: dict[str, dict[str, Any]] | None = None) -> None:
         """Without `executor`, calls run in-process (trusted envs only), loaded at the first call.
 
-        `spec`, `states` (the env's initial states by name) and `candidates` (a cache over those
-        states) skip reading and scanning again what the caller has already.
+        `spec` and `states` (the env's initial states by name) skip extracting and reading them
+        again when the caller has them already.
         """
         self.handle = handle
         self.spec = spec if spec is not None else spec_of(handle)
@@ -184,7 +184,7 @@ class CompletenessRun:
         self.calls_per_tool = calls_per_tool
         self.search_budget = search_budget
         self.states = states if states is not None else {name: handle.state(name) for name in handle.state_names()}
-        self.candidates = candidates if candidates is not None else CandidateCache()
+        self.candidates = CandidateCache()
         self.counts: Counter[str] = Counter()
         self.abstain_reasons: Counter[str] = Counter()
         self.wrong_examples: list[dict[str, Any]] = []

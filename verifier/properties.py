@@ -306,7 +306,7 @@ class PropertySuite:
         if not found.ok:
             return found
         run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(), spec=self.spec,
-                              states=self.states, candidates=self.candidates,
+                              states=self.states,
                               search_budget=int(self.GUARD_BUDGET * self.effort), executor=self.executor,
                               simulator=simulator)
         report = run.run()
@@ -413,7 +413,7 @@ class PropertySuite:
         report = self._guards_seen  # the intent check's calls, when it ran, searched for guards too
         if report is None:
             run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(), spec=self.spec,
-                                  states=self.states, candidates=self.candidates,
+                                  states=self.states,
                                   search_budget=int(self.GUARD_BUDGET * self.effort), executor=self.executor)
             report = run.run()
         ok = report["guards_triggered"] == report["guards_total"]
