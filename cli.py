@@ -304,8 +304,8 @@ def cmd_verify_write_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_synthesize(args: argparse.Namespace) -> int:
-    from synth.backends import backend_for
-    from synth.run_config import RunConfig, read_run_config, resolve_models, runs_dir
+    from synth.backends import backend_for, resolve_models
+    from synth.run_config import RunConfig, read_run_config, runs_dir
 
     if args.resume is None and args.n is None:
         raise UserError("give --n N (how many envs to register), or --resume RUN_ID")

@@ -38,9 +38,10 @@ from typing import Any
 from catalog.search import catalog_dedup_filter
 from catalog.store import Catalog
 from catalog.vectors import DedupFilter
+from synth.backends import resolve_models
 from synth.pipeline import FINAL, SKIPPED, Context, build_graph
 from synth.report import SynthesisReport, write_report
-from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, resolve_models, runs_dir
+from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, runs_dir
 
 __all__ = ["RunConfig", "RunError", "RunModels", "resolve_models", "runs_dir", "synthesize"]
 

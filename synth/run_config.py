@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import EnvforgeError
-from synth.backends import BACKENDS, backend_names
-from synth.llm.registry import ModelSpec, Registry
+from synth.llm.registry import ModelSpec
 from verifier.gate_settings import SYNTHESIS
 
-__all__ = ["Endpoint", "RunConfig", "RunError", "RunModels", "read_run_config", "resolve_models", "runs_dir"]
+__all__ = ["Endpoint", "RunConfig", "RunError", "RunModels", "read_run_config", "runs_dir"]
 
 
 class RunError(RuntimeError, EnvforgeError):
@@ -91,24 +90,3 @@ def read_run_config(catalog_root: Path, run_id: str) -> RunConfig:
         known = sorted(p.name for p in runs_dir(catalog_root).glob("run-*")) if runs_dir(catalog_root).is_dir() else []
         raise RunError(f"no run {run_id!r} under {runs_dir(catalog_root)}; known runs: {known or 'none'}")
     return RunConfig(**json.loads((run_dir / "config.json").read_text(encoding="utf-8")))
-
-
-def resolve_models(config: RunConfig, registry: Registry | None = None) -> RunModels:
-    """Look the run's model names up once; RunError for an unknown backend or a missing model.
-
-    The registry is loaded only when a model is named (UnknownModel lists the known names).
-    """
-    entry = BACKENDS.get(config.backend)
-    if entry is None:
-        raise RunError(f"unknown backend {config.backend!r}; backends: {', '.join(backend_names())}")
-    if entry.needs_model and not config.model:
-        raise RunError(f"--backend {config.backend} needs --model NAME; `python cli.py models` lists them")
-    names = (config.model if entry.needs_model else None, config.judge_model)
-    if not any(names):
-        return RunModels()
-    if registry is None:
-        from synth.llm.registry import load_registry
-
-        registry = load_registry()
-    generator, judge = (Endpoint(registry[name]) if name else None for name in names)
-    return RunModels(generator=generator, judge=judge)
