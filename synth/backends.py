@@ -62,6 +62,30 @@ def backend_for(backend: str, model: str | None) -> str:
     return backend
 
 
+def resolve_models(config: RunConfig, registry: Registry | None = None) -> RunModels:
+    """Look the run's model names up once; RunError for an unknown backend or a missing model.
+
+    The registry is loaded only when a model is named (UnknownModel lists the known names); the
+    run's types are imported here, so this table stays cheap to import.
+    """
+    from synth.run_config import Endpoint, RunError, RunModels
+
+    entry = BACKENDS.get(config.backend)
+    if entry is None:
+        raise RunError(f"unknown backend {config.backend!r}; backends: {', '.join(backend_names())}")
+    if entry.needs_model and not config.model:
+        raise RunError(f"--backend {config.backend} needs --model NAME; `python cli.py models` lists them")
+    names = (config.model if entry.needs_model else None, config.judge_model)
+    if not any(names):
+        return RunModels()
+    if registry is None:
+        from synth.llm.registry import load_registry
+
+        registry = load_registry()
+    generator, judge = (Endpoint(registry[name]) if name else None for name in names)
+    return RunModels(generator=generator, judge=judge)
+
+
 def make_generator(config: RunConfig, model: Endpoint | None = None) -> Generator:
     """The generator of a RunConfig; `model` is its resolved model (see synth.run.resolve_models)."""
     entry = BACKENDS.get(config.backend)
@@ -87,27 +111,3 @@ def _llm(config: RunConfig, model: Endpoint | None) -> Generator:
     assert model is not None  # make_generator checked
     return LLMGenerator(model.spec, mode=config.mode, domain_order=config.domain_order or None,
                         base_url=model.base_url)
-
-
-def resolve_models(config: RunConfig, registry: Registry | None = None) -> RunModels:
-    """Look the run's model names up once; RunError for an unknown backend or a missing model.
-
-    The registry is loaded only when a model is named (UnknownModel lists the known names); the
-    run's types are imported here, so this table stays cheap to import.
-    """
-    from synth.run_config import Endpoint, RunError, RunModels
-
-    entry = BACKENDS.get(config.backend)
-    if entry is None:
-        raise RunError(f"unknown backend {config.backend!r}; backends: {', '.join(backend_names())}")
-    if entry.needs_model and not config.model:
-        raise RunError(f"--backend {config.backend} needs --model NAME; `python cli.py models` lists them")
-    names = (config.model if entry.needs_model else None, config.judge_model)
-    if not any(names):
-        return RunModels()
-    if registry is None:
-        from synth.llm.registry import load_registry
-
-        registry = load_registry()
-    generator, judge = (Endpoint(registry[name]) if name else None for name in names)
-    return RunModels(generator=generator, judge=judge)
