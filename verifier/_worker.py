@@ -15,7 +15,6 @@ and asks to be recycled if it finds one.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import resource
@@ -78,7 +77,7 @@ def _run_task(runtime: Any, task: dict[str, Any]) -> dict[str, Any]:
     from catalog.tasks import Task
 
     parsed = Task.model_validate(task)
-    initial = copy.deepcopy(runtime.snapshot())  # the check gets its own copies: snapshots share unchanged tables
+    initial = runtime.snapshot()
     out: dict[str, Any] = {"task": parsed.id, "initial": None, "final": None, "error": None, "solution_failed": None}
     try:
         out["initial"] = parsed.evaluate(initial, initial)
@@ -88,7 +87,7 @@ def _run_task(runtime: Any, task: dict[str, Any]) -> dict[str, Any]:
                 if result.outcome.value != "success":
                     out["solution_failed"] = {"action": action.model_dump(), "observation": result.observation}
                     break
-            out["final"] = parsed.evaluate(initial, copy.deepcopy(runtime.snapshot()))
+            out["final"] = parsed.evaluate(initial, runtime.snapshot())
     except Exception as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
     return out
@@ -317,8 +316,6 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                                       convention=job.get("convention", "class"), failure=job.get("failure"),
                                       strict_args=bool(job.get("strict_args", True)))
                 env_globals = EnvGlobals(module, env_dir)
-                if hasattr(runtime, "reuse_snapshots"):  # states here are only encoded into frames
-                    runtime.reuse_snapshots = True
             if job.get("state_name"):
                 name = job["state_name"]
                 if name not in states:
@@ -331,6 +328,8 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                 channel.send({"done": True, "event": STALE})  # a new worker holds no session yet
                 continue
             has_state = True
+            if hasattr(runtime, "reuse_snapshots"):  # snapshots may share unchanged tables: fine for frames, which
+                runtime.reuse_snapshots = job.get("task") is None  # only encode them; a task's check gets its own
             hidden = bool(job.get("hidden"))
             ready: dict[str, Any] = {"ready": True,
                                      "state": runtime.snapshot(hidden=hidden) if job.get("snapshot") else None}
