@@ -304,9 +304,7 @@ def cmd_verify_write_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_synthesize(args: argparse.Namespace) -> int:
-    from synth.backends import backend_for
-    from synth.report import render_skipped, render_summary
-    from synth.run import resolve_models, synthesize
+    from synth.backends import backend_for, resolve_models
     from synth.run_config import RunConfig, read_run_config, runs_dir
 
     if args.resume is None and args.n is None:
@@ -316,6 +314,9 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
                        mode=args.mode, seed=args.seed, workers=args.workers, catalog=root,
                        judge_model=args.judge_model, size=args.size)
     models = resolve_models(read_run_config(Path(root), args.resume) if args.resume else config)  # names, once
+    # the pipeline (LangGraph, the report's plotting) loads only once the arguments are known to be good
+    from synth.report import render_skipped, render_summary
+    from synth.run import synthesize
     try:
         report = synthesize(config, resume=args.resume, progress=None if not args.json else False,
                             report_dir=Path(args.report) if args.report else None, models=models)

@@ -180,16 +180,26 @@ def load_rows(engine: sa.Engine, codecs: dict[str, TableCodec], state: dict[str,
                     raise StateError(f"Collection {name!r} does not fit its table: {getattr(exc, 'orig', None) or exc}") from exc
 
 
-def snapshot(raw: sqlite3.Connection, codecs: dict[str, TableCodec]) -> dict[str, Any]:
-    """Read the whole database as a canonical state (every table, empty ones included)."""
+def snapshot(raw: sqlite3.Connection, codecs: dict[str, TableCodec],
+             known: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Read the whole database as a canonical state (every table, empty ones included).
+
+    `known` holds collections already read and unchanged since (ChangeTracker says which tables
+    a call touched): they are reused as they are, and the ones read now are added to it.
+    """
     state: dict[str, Any] = {}
     for name in sorted(codecs):
+        if known is not None and name in known:
+            state[name] = known[name]
+            continue
         codec = codecs[name]
         collection: dict[str, Any] = {}
         for row in raw.execute(codec.select_sql()):
             record = codec.record(row)
             collection[codec.key_of(record)] = record
         state[name] = collection
+        if known is not None:
+            known[name] = collection
     return state
 
 
@@ -210,7 +220,21 @@ class ChangeTracker:
             cols = ", ".join(quote(c) for c in codec.columns)
             self._sql[codec.name] = (f"SELECT _ef_existed, {cols} FROM {shadow}", codec.select_sql(where_pk=True),
                                      f"DELETE FROM {shadow}")
+        self.touched: list[str] = []  # the tables the last collect found touched
         raw.commit()
+        self._schema = self._temp_schema()
+
+    def _temp_schema(self) -> int:
+        """The temp schema's version: any CREATE or DROP there (of a tracking trigger, say) changes it."""
+        return int(self.raw.execute("PRAGMA temp.schema_version").fetchone()[0])
+
+    def intact(self) -> bool:
+        """Whether the tracking triggers are as installed (no DDL in the temp schema since)."""
+        return self._temp_schema() == self._schema
+
+    def pending(self) -> list[str]:
+        """Tables touched since the last collect (after a rollback: what the code committed itself)."""
+        return [name for (name,) in self.raw.execute(self._touched_sql).fetchall()]
 
     @staticmethod
     def shadow(codec: TableCodec) -> str:
@@ -243,6 +267,7 @@ class ChangeTracker:
         discards what was recorded.
         """
         touched = self.raw.execute(self._touched_sql).fetchall()
+        self.touched = [name for (name,) in touched]
         if not touched:
             return []
         ops: list[DeltaOp] = []

@@ -117,11 +117,12 @@ _SCALAR_KINDS = frozenset({"decimal", "datetime", "date", "time", "timedelta", "
 
 
 def _is_scalar(value: dict[str, Any]) -> bool:
-    return value.get(TAG) in _SCALAR_KINDS
+    tag = value.get(TAG)
+    return isinstance(tag, str) and tag in _SCALAR_KINDS  # plain JSON may hold the tag key with any value
 
 
 def _diff_value(path: tuple[str, ...], old: Any, new: Any, ops: list[DeltaOp]) -> None:
-    if old is MISSING and new is MISSING:
+    if old is new:  # one object (MISSING on both sides, or a collection a call left untouched): no ops
         return
     if isinstance(old, (dict, list)) and _same_text(old, new):
         return

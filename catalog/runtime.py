@@ -25,7 +25,7 @@ import sys
 import textwrap
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal, Protocol
@@ -234,6 +234,7 @@ class StateTemplate:
 
     key: str
     connection: sqlite3.Connection
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)  # collections read right after a reset to it
 
 
 # --- SQL-state envs ---------------------------------------------------------------------------
@@ -286,6 +287,12 @@ class SqlRuntime:
         event.listen(self._sessions, "before_flush", _canonicalize_pending)
         self._session: Session | None = None
         self._env: Env | None = None
+        # With `reuse_snapshots`, a snapshot reuses the collections of tables no call has touched
+        # since they were last read (the sandbox worker, which only encodes them: callers that may
+        # mutate a state keep the default, a fresh read every time).
+        self.reuse_snapshots = False
+        self._known: dict[str, dict[str, Any]] = {}
+        self._pristine: StateTemplate | None = None  # the template just reset to, until the first call
 
     def sibling(self) -> SqlRuntime:
         """Another runtime of this env with a database of its own (reset it before use).
@@ -319,6 +326,7 @@ class SqlRuntime:
             self._session.close()
         self._raw.rollback()
         template.connection.backup(self._raw)
+        self._known, self._pristine = dict(template.tables), template
         # Loaded rows stay in memory across calls (no reload after each commit, and pinned so the
         # identity map, which holds objects weakly, keeps them): every write goes through this one
         # session, and a rollback still expires everything, so nothing is served stale.
@@ -340,17 +348,21 @@ class SqlRuntime:
         problem, ill_typed = _argument_problem(self._signatures[action.name], action.arguments, self.strict_args)
         if problem:
             return _invalid(f"Bad arguments for {action.name}: {problem}", ill_typed)
+        self._pristine = None
         try:
             observation = to_jsonable(method(**action.arguments))
             session.flush()
             delta = self._tracker.collect()
+            self._forget(self._tracker.touched)
             session.commit()
             result = StepResult(observation, delta, outcome_of(observation))
         except ToolError as exc:
             session.rollback()
+            self._forget(self._tracker.pending())
             result = StepResult({"success": False, "error": str(exc)}, [], Outcome.FAILURE)
         except Exception as exc:
             session.rollback()
+            self._forget(self._tracker.pending())
             result = _crash(exc)
         if ill_typed:
             result.info["ill_typed"] = ill_typed
@@ -361,7 +373,19 @@ class SqlRuntime:
     def snapshot(self, hidden: bool = False) -> dict[str, Any]:
         """Return the full current state as canonical JSON (SQL envs have no hidden state)."""
         self._require_reset()
-        return _sqlstate.snapshot(self._raw, self.codecs)
+        if not self.reuse_snapshots:
+            return _sqlstate.snapshot(self._raw, self.codecs)
+        if not self._tracker.intact():  # the env dropped a tracking trigger: no table counts as unchanged
+            self._known, self._pristine = {}, None
+        state = _sqlstate.snapshot(self._raw, self.codecs, self._known)
+        if self._pristine is not None:
+            self._pristine.tables.update(self._known)
+        return state
+
+    def _forget(self, tables: list[str]) -> None:
+        """Tables a call touched: read them again at the next snapshot."""
+        for name in tables:
+            self._known.pop(name, None)
 
 
 def _pin(session: Session, obj: Any) -> None:
@@ -434,7 +458,9 @@ class ClassRuntime:
 
     def __init__(self, env_class: type, *, init: InitMode = "auto", failure_exceptions: Sequence[str] = (),
                  failure: FailureConvention | None = None, strict_args: bool = True) -> None:
-        """`strict_args`: an ill-typed call is `invalid` and does not run; False (imported envs): it
+        """Prepare the runtime of a class env (it is instantiated at each reset).
+
+        `strict_args`: an ill-typed call is `invalid` and does not run; False (imported envs): it
         runs as Python would, with `info["ill_typed"]`. `failure`: how the env signals failure.
         """
         self.env_class = env_class
@@ -466,8 +492,10 @@ class ClassRuntime:
         return self._encoded.opaque
 
     def reset(self, state: dict[str, Any]) -> None:
-        """Build a fresh instance and load `state` into it: an init config, or a snapshot for
-        classes loaded by `setattr`/`envscaler` (a `snapshot(hidden=True)` restores hidden state too).
+        """Build a fresh instance and load `state` into it.
+
+        `state` is an init config, or a snapshot for classes loaded by `setattr`/`envscaler` (a
+        `snapshot(hidden=True)` restores hidden state too).
         """
         if not isinstance(state, dict):
             raise StateError(f"An init config must be an object, got {type(state).__name__}")
@@ -539,8 +567,9 @@ class ClassRuntime:
         return result
 
     def snapshot(self, hidden: bool = False) -> dict[str, Any]:
-        """The encoded public state (attributes in the order the instance set them); with
-        `hidden`, the hidden attributes after them. The caller owns the returned object.
+        """The encoded public state (attributes in the order the instance set them).
+
+        With `hidden`, the hidden attributes follow them. The caller owns the returned object.
         """
         if self._instance is None:
             raise RuntimeError("Call reset(state) before call() or snapshot()")

@@ -168,10 +168,12 @@ class CompletenessRun:
     """Executes generated calls and scores the spec-only simulator against them."""
 
     def __init__(self, handle: EnvHandle, *, seed: int = 0, calls_per_tool: int = 12, search_budget: int = 3000,
-                 executor: Executor | None = None, simulator: Any = None, spec: ConstraintSpec | None = None) -> None:
+                 executor: Executor | None = None, simulator: Any = None, spec: ConstraintSpec | None = None,
+                 states: dict[str, dict[str, Any]] | None = None) -> None:
         """Without `executor`, calls run in-process (trusted envs only), loaded at the first call.
 
-        `spec` skips extracting it again when the caller has it already.
+        `spec` and `states` (the env's initial states by name) skip extracting and reading them
+        again when the caller has them already.
         """
         self.handle = handle
         self.spec = spec if spec is not None else spec_of(handle)
@@ -181,7 +183,7 @@ class CompletenessRun:
         self.rng = random.Random(seed)
         self.calls_per_tool = calls_per_tool
         self.search_budget = search_budget
-        self.states = {name: handle.state(name) for name in handle.state_names()}
+        self.states = states if states is not None else {name: handle.state(name) for name in handle.state_names()}
         self.candidates = CandidateCache()
         self.counts: Counter[str] = Counter()
         self.abstain_reasons: Counter[str] = Counter()

@@ -36,7 +36,7 @@ from typing import Any, cast
 from catalog.argcheck import type_problem
 from catalog.delta import DeltaOp, diff
 from catalog.envkit import DEFAULT_CLOCK, META_TABLE, ToolError, fail, ok
-from catalog.jsonable import to_jsonable
+from catalog.jsonable import json_equal, to_jsonable
 from catalog.models import Outcome
 from catalog.runtime import outcome_of
 from constraints.ir import walk
@@ -96,11 +96,12 @@ SELF = _Self()
 class Row:
     """A SQL record: typed field values of one table row (what the ORM object would hold)."""
 
-    __slots__ = ("table", "values")
+    __slots__ = ("table", "values", "source")
 
-    def __init__(self, table: str, values: dict[str, Any]) -> None:
+    def __init__(self, table: str, values: dict[str, Any], source: dict[str, Any] | None = None) -> None:
         self.table = table
         self.values = values
+        self.source = source  # the state's record it was loaded from, until a field is set
 
     def model_dump(self) -> dict[str, Any]:
         return dict(self.values)
@@ -970,7 +971,8 @@ class Interpreter:
             if schema is None:
                 raise Abstain(f"unknown table {table}")
             collection = self.state.get(table, {})
-            self._rows[table] = {key: Row(table, self.typed(schema, record)) for key, record in collection.items()}
+            self._rows[table] = {key: Row(table, self.typed(schema, record), record)
+                                 for key, record in collection.items()}
         return self._rows[table]
 
     def typed(self, schema: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
@@ -993,7 +995,7 @@ class Interpreter:
             elif kind == "date":
                 values[name] = dt.date.fromisoformat(value)
             elif kind in ("str", "json"):
-                values[name] = copy.deepcopy(value)
+                values[name] = value if isinstance(value, str) else copy.deepcopy(value)  # str: immutable
             else:
                 raise Abstain(f"column kind {kind} of {schema['name']}.{name} is not modelled")
         return values
@@ -1071,6 +1073,7 @@ class Interpreter:
             return f"{prefix}-1"
         number = int(meta[key].values["value"])
         meta[key].values["value"] = number + 1
+        meta[key].source = None
         return f"{prefix}-{number}"
 
     def new_row(self, table: str, args: list[Any], kwargs: dict[str, Any]) -> Row:
@@ -1101,6 +1104,7 @@ class Interpreter:
         if name in self.tables[row.table]["pk"]:
             raise Abstain("primary key change")
         row.values[name] = self.checked(row.table, name, value)
+        row.source = None
 
     def checked(self, table: str, name: str, value: Any) -> Any:
         """Accept only values the ORM stores and reads back unchanged (else abstain)."""
@@ -1120,23 +1124,40 @@ class Interpreter:
         raise Abstain(f"value {value!r} for {table}.{name} ({kind}) is not stored unchanged")
 
     def sql_state(self) -> dict[str, Any]:
-        """The state after the call: untouched tables as they were, touched ones re-encoded."""
+        """The state after the call: untouched tables as they were, touched ones re-encoded.
+
+        A record no field was set on (and whose JSON values are as loaded) is the state's own
+        record, and a table of only such records the state's own collection: the states are
+        canonical snapshots, which decode and encode back unchanged, and `diff` skips shared objects.
+        """
         after = dict(self.state)
         for table, rows in self._rows.items():
             schema = self.tables[table]
+            required = [name for name, column in schema["columns"].items()
+                        if not column["optional"] and not column["primary_key"]]
+            mutable = [name for name, column in schema["columns"].items() if column["kind"] == "json"]
+            original = self.state.get(table)
+            loaded: dict[str, Any] = original if isinstance(original, dict) else {}
+            same = isinstance(original, dict) and len(loaded) == len(rows)
             collection = {}
             for key, row in rows.items():
-                for name, column in schema["columns"].items():
-                    if row.values[name] is None and not column["optional"] and not column["primary_key"]:
+                for name in required:
+                    if row.values[name] is None:
                         raise Abstain(f"NULL in non-null column {table}.{name} (IntegrityError)")
-                collection[key] = self.to_json(row.values)
+                record = row.source
+                if record is None or any(isinstance(row.values[name], (list, dict)) and
+                                         not json_equal(self.to_json(row.values[name]), record.get(name))
+                                         for name in mutable):
+                    record = self.to_json(row.values)
+                collection[key] = record
+                same = same and loaded.get(key) is record
             for name, column in schema["columns"].items():
                 if column.get("unique"):
                     seen = [r.values[name] for r in rows.values() if r.values[name] is not None]
                     if len(seen) != len(set(map(repr, seen))):
                         raise Abstain(f"duplicate value in unique column {table}.{name} (IntegrityError)")
             if table in self.state or collection:
-                after[table] = collection
+                after[table] = original if same else collection
         return after
 
     def binary(self, op: str, left: Any, right: Any) -> Any:

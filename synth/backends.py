@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from synth.generators import Generator
-    from synth.run_config import Endpoint, RunConfig
+    from synth.llm.registry import Registry
+    from synth.run_config import Endpoint, RunConfig, RunModels
 
-__all__ = ["BACKENDS", "Backend", "backend_for", "backend_help", "backend_names", "make_generator", "register_backend"]
+__all__ = ["BACKENDS", "Backend", "backend_for", "backend_help", "backend_names", "make_generator", "register_backend",
+           "resolve_models"]
 
 Factory = Callable[["RunConfig", "Endpoint | None"], "Generator"]
 
@@ -58,6 +60,30 @@ def backend_for(backend: str, model: str | None) -> str:
     if model and backend in BACKENDS and not BACKENDS[backend].needs_model:
         return next((b.name for b in BACKENDS.values() if b.needs_model), backend)
     return backend
+
+
+def resolve_models(config: RunConfig, registry: Registry | None = None) -> RunModels:
+    """Look the run's model names up once; RunError for an unknown backend or a missing model.
+
+    The registry is loaded only when a model is named (UnknownModel lists the known names); the
+    run's types are imported here, so this table stays cheap to import.
+    """
+    from synth.run_config import Endpoint, RunError, RunModels
+
+    entry = BACKENDS.get(config.backend)
+    if entry is None:
+        raise RunError(f"unknown backend {config.backend!r}; backends: {', '.join(backend_names())}")
+    if entry.needs_model and not config.model:
+        raise RunError(f"--backend {config.backend} needs --model NAME; `python cli.py models` lists them")
+    names = (config.model if entry.needs_model else None, config.judge_model)
+    if not any(names):
+        return RunModels()
+    if registry is None:
+        from synth.llm.registry import load_registry
+
+        registry = load_registry()
+    generator, judge = (Endpoint(registry[name]) if name else None for name in names)
+    return RunModels(generator=generator, judge=judge)
 
 
 def make_generator(config: RunConfig, model: Endpoint | None = None) -> Generator:

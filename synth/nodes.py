@@ -16,7 +16,7 @@ from catalog.models import Action, Provenance, Quality
 from catalog.plan import Plan
 from catalog.store import Catalog, CatalogError, read_env
 from catalog.tasks import Task
-from constraints.extract import ExtractionError, extract_spec
+from constraints.extract import ExtractionError, shared_spec
 from synth.assemble import entry_of, manifest_of, plan_of
 from synth.blueprint import Blueprint
 from synth.llm.ledger import Usage
@@ -238,7 +238,7 @@ def _static_problems(ctx: Context, state: SlotState, source: str) -> list[str]:
     (scratch / "env.py").write_text(source, encoding="utf-8")
     problems = [f"import not allowed: {p}" for p in check_imports(scratch)]
     try:
-        spec = extract_spec(source, "sql", entry)
+        spec = shared_spec(source, "sql", entry)  # read only here: the cached spec, not a copy
     except ExtractionError as exc:
         return [*problems, f"constraint extraction failed: {exc}"]
     for name, tool in spec.tools.items():
@@ -254,7 +254,7 @@ def _static_problems(ctx: Context, state: SlotState, source: str) -> list[str]:
 def _env_parts(state: SlotState, quality: Quality | None) -> tuple[Any, dict[str, str]]:
     bp = Blueprint.model_validate(state["blueprint"])
     source = state["code"]
-    spec = extract_spec(source, "sql", entry_of(source))
+    spec = shared_spec(source, "sql", entry_of(source))  # read only (tool descriptors)
     stages = list((state.get("stages") or {}).values())
     provenance = Provenance(backend=f"synth:{state['topic'].get('backend', 'procedural')}",
                             model=state["topic"].get("model"),

@@ -38,8 +38,7 @@ from typing import Any
 from catalog.search import catalog_dedup_filter
 from catalog.store import Catalog
 from catalog.vectors import DedupFilter
-from synth.backends import BACKENDS, backend_names
-from synth.llm.registry import Registry
+from synth.backends import resolve_models
 from synth.pipeline import FINAL, SKIPPED, Context, build_graph
 from synth.report import SynthesisReport, write_report
 from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, runs_dir
@@ -218,27 +217,6 @@ def _prepare(config: RunConfig, resume: str | None) -> tuple[RunConfig, Path]:
     tmp.write_text(json.dumps(asdict(config), indent=1), encoding="utf-8")
     os.replace(tmp, run_dir / "config.json")
     return config, run_dir
-
-
-def resolve_models(config: RunConfig, registry: Registry | None = None) -> RunModels:
-    """Look the run's model names up once; RunError for an unknown backend or a missing model.
-
-    The registry is loaded only when a model is named (UnknownModel lists the known names).
-    """
-    entry = BACKENDS.get(config.backend)
-    if entry is None:
-        raise RunError(f"unknown backend {config.backend!r}; backends: {', '.join(backend_names())}")
-    if entry.needs_model and not config.model:
-        raise RunError(f"--backend {config.backend} needs --model NAME; `python cli.py models` lists them")
-    names = (config.model if entry.needs_model else None, config.judge_model)
-    if not any(names):
-        return RunModels()
-    if registry is None:
-        from synth.llm.registry import load_registry
-
-        registry = load_registry()
-    generator, judge = (Endpoint(registry[name]) if name else None for name in names)
-    return RunModels(generator=generator, judge=judge)
 
 
 def synthesize(config: RunConfig, *, resume: str | None = None, progress: bool | None = None,

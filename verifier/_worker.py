@@ -338,6 +338,8 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                 channel.send({"done": True, "event": STALE})  # a new worker holds no session yet
                 continue
             has_state = True
+            if hasattr(runtime, "reuse_snapshots"):  # snapshots may share unchanged tables: fine for frames, which
+                runtime.reuse_snapshots = job.get("task") is None  # only encode them; a task's check gets its own
             hidden = bool(job.get("hidden"))
             ready: dict[str, Any] = {"ready": True,
                                      "state": runtime.snapshot(hidden=hidden) if job.get("snapshot") else None}

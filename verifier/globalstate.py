@@ -34,7 +34,7 @@ def _decimal() -> Any:
 
 
 def _random() -> Any:
-    return hashlib.sha1(repr(random.getstate()).encode()).hexdigest()
+    return random.getstate()  # a tuple of ints, compared as it is (hashing its text cost a third of a call)
 
 
 def _locale() -> Any:

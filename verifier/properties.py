@@ -33,7 +33,7 @@ from catalog.models import Action
 from catalog.plan import Plan
 from catalog.store import EnvHandle
 from constraints.completeness import CandidateCache, CompletenessRun
-from constraints.spec import ConstraintSpec, ToolSpec
+from constraints.spec import ConstraintSpec, Param, ToolSpec
 from verifier.checks import CHECKS, CheckResult, Severity, Verdict, check, runnable
 from verifier.executor import SandboxExecutor
 from verifier.findings import READ_PREFIXES, determinism_cause, first_difference, looks_like_error
@@ -116,12 +116,26 @@ class PropertySuite:
         self._sequences: dict[str, Sequence] = {}
         self._write_patterns = {name: write_patterns(tool) for name, tool in spec.tools.items()}
         self._forms = {tool: {p.name: param_form(p) for p in spec.tools[tool].params} for tool in spec.tools}
+        self._actions: dict[str, st.SearchStrategy[Sequence]] = {}  # per state name: built once, drawn by every search
+        self._sequence_strategy: st.SearchStrategy[Sequence] | None = None
         self.faithful = not getattr(handle.manifest, "strict_args", True)
         self.failure = getattr(handle.manifest, "failure", None)
 
     # --- generation -------------------------------------------------------------------------
     def _action(self, state: dict[str, Any]) -> st.SearchStrategy[Action]:
         tools = sorted(self.spec.tools)
+        values: dict[tuple[str, str], st.SearchStrategy[Any]] = {}  # per parameter, built at its first draw
+
+        def value(tool: str, param: Param) -> st.SearchStrategy[Any]:
+            if (tool, param.name) not in values:
+                form = self._forms[tool][param.name]
+                options, realistic_values = self.candidates.get(param, state)
+                keyed = from_state(form, state_keys(param.name, state))  # ids of the collection it names
+                realistic = from_state(form, realistic_values)
+                every = from_state(form, options)
+                choices = [c for c in (keyed, keyed, keyed, realistic, realistic, every) if c is not None]
+                values[tool, param.name] = st.one_of(*choices, boundary(param, form))
+            return values[tool, param.name]
 
         @st.composite
         def build(draw: Any) -> Action:
@@ -130,21 +144,23 @@ class PropertySuite:
             for param in self.spec.tools[tool].params:
                 if not param.required and draw(st.booleans()):
                     continue
-                form = self._forms[tool][param.name]
-                options, realistic_values = self.candidates.get(param, state)
-                keyed = from_state(form, state_keys(param.name, state))  # ids of the collection it names
-                realistic = from_state(form, realistic_values)
-                every = from_state(form, options)
-                choices = [c for c in (keyed, keyed, keyed, realistic, realistic, every) if c is not None]
-                arguments[param.name] = draw(st.one_of(*choices, boundary(param, form)))
+                arguments[param.name] = draw(value(tool, param))
             return Action(name=tool, arguments=arguments)
 
         return build()
 
+    def _state_actions(self, name: str) -> st.SearchStrategy[Sequence]:
+        """One state's call sequences; built once per state (building a composite costs more than drawing it)."""
+        if name not in self._actions:
+            self._actions[name] = st.tuples(st.just(name), st.lists(self._action(self.states[name]),
+                                                                    min_size=1, max_size=3))
+        return self._actions[name]
+
     def sequences(self) -> st.SearchStrategy[Sequence]:
-        names = sorted(self.states)
-        return st.sampled_from(names).flatmap(
-            lambda name: st.tuples(st.just(name), st.lists(self._action(self.states[name]), min_size=1, max_size=3)))
+        """Call sequences from one of the initial states (the same strategy object for every search)."""
+        if self._sequence_strategy is None:
+            self._sequence_strategy = st.sampled_from(sorted(self.states)).flatmap(self._state_actions)
+        return self._sequence_strategy
 
     def run(self, sequence: Sequence) -> JobResult:
         state_name, actions = sequence
@@ -290,7 +306,8 @@ class PropertySuite:
         found = self._intent_search(simulator)
         if not found.ok:
             return found
-        run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(),
+        run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(), spec=self.spec,
+                              states=self.states,
                               search_budget=int(self.GUARD_BUDGET * self.effort), executor=self.executor,
                               simulator=simulator)
         report = run.run()
@@ -415,7 +432,8 @@ class PropertySuite:
         """Every extracted guard fires on some generated call (coverage)."""
         report = self._guards_seen  # the intent check's calls, when it ran, searched for guards too
         if report is None:
-            run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(),
+            run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(), spec=self.spec,
+                                  states=self.states,
                                   search_budget=int(self.GUARD_BUDGET * self.effort), executor=self.executor)
             report = run.run()
         ok = report["guards_triggered"] == report["guards_total"]

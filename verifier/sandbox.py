@@ -1,7 +1,7 @@
 """Run untrusted environment code in a pool of sandboxed worker processes.
 
 Each worker lives in an OS sandbox (verifier/isolation.py) and serves exactly one env version
-(its folder's files as they were when the worker started): it is never reused for another env,
+(its folder's files as they were when the worker started, by content): it is never reused for another env,
 and it is recycled after `max_jobs` jobs or on any anomaly. The pool enforces the per-call
 timeout by killing a worker that does not answer, and turns every event into a result for that
 job only: `timeout`, `memory`, `output_too_large`, `crash: ...` (with the worker's real exit
@@ -14,6 +14,7 @@ restarted worker needs no memory of earlier jobs (except `resume` jobs, see veri
 from __future__ import annotations
 
 import collections
+import hashlib
 import os
 import signal
 import threading
@@ -101,9 +102,33 @@ def job_version(job: Job) -> Any:
     return env_version(job.env_dir), tuple(sorted(job.allow_modules))
 
 
-def env_version(env_dir: str) -> tuple[str, tuple[tuple[str, int, int], ...]]:
-    """What identifies one version of an env folder: its path and every file's size and mtime."""
-    files: list[tuple[str, int, int]] = []
+# The catalog's own files about an env, which its code has no reason to read: rewriting them (a
+# staged env gaining its tasks, a manifest gaining its quality) makes no new version.
+CATALOG_FILES = frozenset({"env.json", "plan.json", "tasks.jsonl"})
+_DIGESTS: dict[tuple[str, int, int], str] = {}  # (path, size, mtime) -> content digest
+_DIGESTS_SIZE = 4096
+
+
+def _digest(path: str, size: int, mtime_ns: int) -> str:
+    """The content digest of a file, read once per (path, size, mtime)."""
+    key = (path, size, mtime_ns)
+    digest = _DIGESTS.get(key)
+    if digest is None:
+        with open(path, "rb") as handle:
+            digest = hashlib.sha256(handle.read()).hexdigest()
+        if len(_DIGESTS) >= _DIGESTS_SIZE:
+            _DIGESTS.pop(next(iter(_DIGESTS)))
+        _DIGESTS[key] = digest
+    return digest
+
+
+def env_version(env_dir: str) -> tuple[str, tuple[tuple[str, int, str], ...]]:
+    """What identifies one version of an env folder: its path and every file's content (catalog files aside).
+
+    By content, not modification time: the same env written again (synthesis stages a slot's
+    env for its smoke run, then again with its tasks for the gate) keeps the worker that serves it.
+    """
+    files: list[tuple[str, int, str]] = []
 
     def walk(folder: str, prefix: str) -> None:
         try:
@@ -114,9 +139,9 @@ def env_version(env_dir: str) -> tuple[str, tuple[tuple[str, int, int], ...]]:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     walk(entry.path, prefix + entry.name + "/")
-                elif entry.is_file():
+                elif entry.is_file() and not (prefix == "" and entry.name in CATALOG_FILES):
                     stat = entry.stat()
-                    files.append((prefix + entry.name, stat.st_size, stat.st_mtime_ns))
+                    files.append((prefix + entry.name, stat.st_size, _digest(entry.path, stat.st_size, stat.st_mtime_ns)))
             except OSError:
                 continue
 

@@ -386,3 +386,53 @@ def test_values_assigned_in_one_call_are_seen_as_stored_in_the_next():
     runtime.reset(STATE)
     runtime.call({"name": "set_price", "arguments": {"item_id": "a"}})
     assert runtime.call({"name": "show", "arguments": {"item_id": "a"}}).observation["message"] == "3.0"
+
+
+# --- snapshots that reuse untouched tables (what the sandbox worker does) -------------------------
+NoteTable = table_base()  # a metadata of its own: ToyEnv's runtimes must not see this table
+
+
+class Note(NoteTable, table=True):
+    __tablename__ = "notes"
+    id: str = Field(primary_key=True)
+    text: str = ""
+
+
+class SneakyEnv(ToyEnv):
+    """ToyEnv plus a second table and tools that change state behind the change tracker's back."""
+
+    tables = (Item, Note)
+
+    @tool(kind="write")
+    def commit_then_fail(self, item_id: str) -> dict:
+        """Commits a write itself, then refuses: the rollback cannot undo it."""
+        self.get(Item, item_id).qty = 7
+        self.session.commit()
+        raise ToolError("refused after committing")
+
+    @tool(kind="write")
+    def untracked_write(self, text: str) -> dict:
+        """Drops a tracking trigger, then writes where it no longer looks."""
+        from sqlalchemy import text as sql
+
+        self.session.execute(sql('DROP TRIGGER IF EXISTS temp."_ef_ins_notes"'))
+        self.add(Note(id=text, text=text))
+        return ok()
+
+
+def test_reused_snapshots_equal_full_reads_whatever_the_calls_did():
+    from catalog import _sqlstate
+
+    runtime = SqlRuntime(SneakyEnv)
+    runtime.reuse_snapshots = True
+    state = {**STATE, "notes": {"n1": {"id": "n1", "text": "hello"}}}
+    calls = [("bump", {"item_id": "a"}), ("count", {}), ("remove", {"item_id": "zz"}), ("write_then_fail", {"item_id": "a"}),
+             ("half_then_crash", {"item_id": "a"}), ("create", {}), ("commit_then_fail", {"item_id": "a"}),
+             ("bump", {"item_id": "a", "by": 2}), ("untracked_write", {"text": "n2"}), ("untracked_write", {"text": "n3"})]
+    for _ in range(2):  # the second round starts from the template's remembered tables
+        runtime.reset(state)
+        assert runtime.snapshot() == _sqlstate.snapshot(runtime._raw, runtime.codecs)
+        for name, arguments in calls:
+            result = runtime.call({"name": name, "arguments": arguments}, snapshot=True)
+            assert result.state == _sqlstate.snapshot(runtime._raw, runtime.codecs), name
+    assert {"n2", "n3"} <= set(runtime.snapshot()["notes"])  # seen although no trigger reported them
