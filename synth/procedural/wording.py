@@ -94,7 +94,8 @@ def say_change(bp: Blueprint, recipe: ToolRecipe, arguments: dict[str, Any], rec
     if recipe.archetype == "delete":
         return f"remove {record}, it is no longer needed"
     if recipe.archetype == "cascade":
-        return f"{verb_phrase(recipe, e)} {record} and everything still pending on it"
+        return (f"{verb_phrase(recipe, e)} {record} and everything still pending on it"
+                + (f" ({detail})" if detail else ""))
     acting = [names[k] for k in arguments if k in names]
     return (f"{verb_phrase(recipe, e)} {record}" + (f" ({detail})" if detail else "")
             + (f" on behalf of {' and '.join(acting)}" if acting else ""))

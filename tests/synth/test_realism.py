@@ -156,3 +156,24 @@ def test_the_report_carries_realism_with_its_distributions(envs):
     assert sum(realism["solution_calls"]["histogram"].values()) == realism["tasks"]
     assert "## Realism" in render_markdown(report)
     assert realism_totals([{}]) is None  # an older run's slots carry no figures
+
+
+def test_every_free_text_value_a_check_pins_is_given_in_the_instruction():
+    """A check may require a reason or a note only if the request says it (else no agent can pass)."""
+    seen_cascades = checked = 0
+    for i in range(0, 120, 2):
+        bp = design(DOMAINS[i % len(DOMAINS)], i)
+        if not any(t.archetype == "cascade" for t in bp.tools):
+            continue
+        plan, _ = plan_of(bp)
+        states = initial_states(bp)
+        for task in make_tasks(bp, plan, states):
+            for action in task.solution or []:
+                seen_cascades += bp.tools[[t.name for t in bp.tools].index(action.name)].archetype == "cascade"
+                for value in action.arguments.values():
+                    if isinstance(value, str) and " " in value and repr(value) in task.check:
+                        checked += 1
+                        assert value in task.instruction, (task.id, value, task.instruction)
+        if seen_cascades >= 4 and checked >= 8:
+            break
+    assert seen_cascades >= 4 and checked >= 8, (seen_cascades, checked)
