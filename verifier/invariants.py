@@ -16,7 +16,7 @@ from typing import Any
 
 from catalog.plan import Invariant, Plan
 
-__all__ = ["violations", "plan_violations", "MONEY_TOLERANCE"]
+__all__ = ["violations", "plan_violations", "children_of", "children_total", "MONEY_TOLERANCE"]
 
 MONEY_TOLERANCE = 0.01  # a sum of cents, rounded per line, may differ from the stored total by a cent
 
@@ -38,10 +38,16 @@ def _clock(state: Mapping[str, Any]) -> Any:
     return _comparable(row.get("value")) if isinstance(row, Mapping) else None
 
 
-def _children(state: Mapping[str, Any], inv: Invariant, key: str) -> list[Mapping[str, Any]]:
+def children_of(state: Mapping[str, Any], inv: Invariant, key: str) -> list[Mapping[str, Any]]:
+    """The records a sum / count invariant of record `key` ranges over (its children in `inv.states`)."""
     rows = state.get(inv.child or "") or {}
     return [r for r in rows.values() if str(r.get(inv.via or "")) == key
             and (not inv.states or r.get("status") in inv.states)]
+
+
+def children_total(inv: Invariant, children: Iterable[Mapping[str, Any]]) -> Any:
+    """What a `sum_of_children` invariant says the record's field equals: the children's field (times quantity)."""
+    return sum((c.get(inv.child_field or "") or 0) * ((c.get(inv.times) or 0) if inv.times else 1) for c in children)
 
 
 def _broken(inv: Invariant, key: str, row: Mapping[str, Any], state: Mapping[str, Any]) -> str | None:
@@ -64,12 +70,11 @@ def _broken(inv: Invariant, key: str, row: Mapping[str, Any], state: Mapping[str
                 return None
             ok = value <= clock if inv.kind == "not_after_clock" else value >= clock
             return None if ok else f"{where} = {row.get(inv.field)!r} is {'after' if inv.kind == 'not_after_clock' else 'before'} the clock"
-        children = _children(state, inv, key)
+        children = children_of(state, inv, key)
         if inv.kind == "count_of_children":
             return None if value == len(children) else f"{where} = {value!r}, but {len(children)} {inv.child}"
         if inv.kind == "sum_of_children":
-            total = sum((c.get(inv.child_field or "") or 0) * (c.get(inv.times) or 0 if inv.times else 1)
-                        for c in children)
+            total = children_total(inv, children)
             if value is None or abs(value - total) > MONEY_TOLERANCE + 1e-9:
                 return f"{where} = {value!r}, but its {inv.child} sum to {round(total, 2)!r}"
             return None

@@ -19,6 +19,7 @@ from typing import Any
 from catalog.plan import Invariant, InvariantKind
 from synth.blueprint import Blueprint, EntitySpec
 from synth.procedural.values import datetime_sense
+from verifier.invariants import children_of, children_total
 
 __all__ = ["invariants_of", "inferred_invariants", "make_hold"]
 
@@ -63,11 +64,7 @@ def inferred_invariants(bp: Blueprint) -> list[Invariant]:
 
 def invariants_of(bp: Blueprint) -> list[Invariant]:
     """The blueprint's declared invariants in the plan's form, or the inferred ones if it declares none."""
-    declared = getattr(bp, "invariants", None) or []
-    if not declared:
-        return inferred_invariants(bp)
-    return [d if isinstance(d, Invariant) else Invariant.model_validate(d if isinstance(d, dict) else d.model_dump())
-            for d in declared]
+    return list(bp.invariants) or inferred_invariants(bp)
 
 
 def _entity_of(bp: Blueprint, table: str) -> EntitySpec | None:
@@ -148,11 +145,9 @@ def _repair(inv: Invariant, key: str, row: dict[str, Any], tables: dict[str, Any
         elif inv.kind == "not_before_clock" and moment < clock:
             row[inv.field] = (clock + (clock - moment) + dt.timedelta(hours=1)).isoformat()
     else:
-        children = [c for c in (tables.get(inv.child or "") or {}).values()
-                    if str(c.get(inv.via or "")) == key and (not inv.states or c.get("status") in inv.states)]
+        children = children_of(tables, inv, key)
         if inv.kind == "count_of_children":
             row[inv.field] = len(children)
         else:
-            total = sum((c.get(inv.child_field or "") or 0) * ((c.get(inv.times) or 0) if inv.times else 1)
-                        for c in children)
+            total = children_total(inv, children)
             row[inv.field] = total if _kind(entity, inv.field) == "int" else round(total, 2)

@@ -49,9 +49,11 @@ _RESERVED_LOCALS = {"rows", "row", "held", "moved", "amount", "status", "self", 
 _REASONED = re.compile(r"cancel|reject|declin|denied|deny|suspend|refund|void|withdr|revok|terminat|fail|dismiss|"
                        r"block|hold|quarantin|return|lost|no_show|expire|abandon|written_off|archiv|frozen|hidden|"
                        r"paused|closed|disabled|flagged|lapsed|escalat")
-_PAST = re.compile(r"(placed|opened|sold|issued|logged|paid|posted|changed|uploaded|hired|joined|started|created|"
-                   r"received|submitted|recorded|filed|reported|registered|admitted|enrolled|signed|written|queued|"
-                   r"ordered|arrived|collected|taken|read|measured|detected|raised|installed)_(at|on)$")
+# a datetime naming the record's own creation event: creates set it to the clock (role "now")
+_CREATION_EVENT = re.compile(r"(placed|opened|sold|issued|logged|paid|posted|changed|uploaded|hired|joined|started|"
+                             r"created|received|submitted|recorded|filed|reported|registered|admitted|enrolled|signed|"
+                             r"written|queued|ordered|arrived|collected|taken|read|measured|detected|raised|installed)"
+                             r"_(at|on)$")
 _PAYABLE = re.compile(r"order|book|reserv|appoint|ticket|sale|rental|subscri|enrol|registration|session|purchase")
 _LINE = re.compile(r"item|line|usage|fill|application")
 _QUANTITY = re.compile(r"quantit|qty|units|seats|tickets|nights|guests|passengers|count|pieces")
@@ -175,7 +177,7 @@ def _entity_spec(e: EntityT, names: set[str], rng: random.Random, keep: float, b
         fields.append(FieldSpec(name="status", kind="status", choices=list(e.states),
                                 description="Where it is in its lifecycle"))
     for spec in fields:  # a past event of the record (placed_at, opened_on): set to the clock when it is created
-        if spec.kind == "datetime" and "deadline" not in spec.roles and _PAST.search(spec.name):
+        if spec.kind == "datetime" and "deadline" not in spec.roles and _CREATION_EVENT.search(spec.name):
             spec.roles.append("now")
     if bookkeeping:
         fields.append(FieldSpec(name="version", kind="version", description="Bumped by every change"))

@@ -47,7 +47,7 @@ def datetime_sense(field: FieldSpec) -> str:
         return "window"
     if _BIRTH.search(field.name):
         return "birth"
-    if _PAST.search(field.name):
+    if "now" in field.roles or _PAST.search(field.name):  # a creation event (the designer's "now") has happened
         return "past"
     return "around"
 
