@@ -16,6 +16,7 @@ from catalog.errors import EnvforgeError
 from catalog.jsonable import pretty_json
 from catalog.store import ENV_VAR, Catalog, EnvExists
 from synth.backends import backend_help, backend_names
+from synth.blueprint import SIZES
 from synth.simulators import simulator_help
 from verifier.gate_settings import GATE, MUTATION, VERIFY, GateEffort
 from verifier.isolation import set_default_isolation
@@ -919,9 +920,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "from the rules, without the code; disagreements count against the env)")
     synth.add_argument("--seed", type=int, default=0, help="seed of every choice (default: 0)")
     synth.add_argument("--workers", type=_POSITIVE, default=2, help="worker processes (default: 2)")
-    synth.add_argument("--size", choices=("small", "medium", "large"), default="medium",
-                       help="env size: small 2-4 tables / 5-12 tools; medium 4-8 / 12-25 (>= 40 seed rows); "
-                            "large 15-25 / 30-45 (>= 120 seed rows) (default: medium)")
+    synth.add_argument("--size", choices=tuple(SIZES), default="medium",
+                       help="env size: " + "; ".join(f"{name} {c.tables[0]}-{c.tables[1]} tables, {c.tools[0]}-"
+                                                     f"{c.tools[1]} tools, >= {c.min_rows} seed rows per state"
+                                                     for name, c in SIZES.items()) + " (default: medium)")
     synth.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run")
     synth.add_argument("--report", metavar="DIR", help="where to write report.json/.md and plots (default: the run "
                                                        "folder under <catalog>/.runs)")

@@ -20,7 +20,6 @@ from catalog.models import Outcome
 from catalog.plan import Plan
 from catalog.tasks import Task
 from synth.blueprint import Blueprint
-from synth.procedural.consistency import invariants_of
 from synth.procedural.naturalness import unnatural_parameters
 from verifier.intent import PlanSimulator
 from verifier.invariants import violations
@@ -30,7 +29,7 @@ __all__ = ["env_realism", "Spread", "Realism", "realism_totals"]
 
 def env_realism(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], tasks: list[Task]) -> dict[str, Any]:
     """One env's realism figures (JSON-safe: the slot state is checkpointed as JSON)."""
-    invariants = invariants_of(bp)
+    invariants = bp.invariants
     tables = {e.table for e in bp.entities}
     problems = [f"{name}: {p}" for name, state in states.items() for p in violations(invariants, state)]
     simulator = PlanSimulator(plan)

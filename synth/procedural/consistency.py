@@ -1,70 +1,22 @@
-"""Cross-field invariants of a blueprint's states, and making generated records satisfy them.
+"""Making generated records satisfy a blueprint's cross-field invariants.
 
-The blueprint declares its invariants (min <= max, start < end, totals = sum of lines, counters,
-balances >= 0, dates vs the env clock) and the plan carries them (catalog.plan.Invariant). Where a
-blueprint declares none (an LLM-filled one, an older one), the obvious pairs are read from field
-names: `min_x`/`max_x`, `low_x`/`high_x`, `x_min`/`x_max` (le), `start`/`end`-like datetimes (lt),
-and datetimes whose name says they already happened (not after the clock). `make_hold` then
-repairs freshly generated records so every invariant holds, and
-verifier.invariants checks the result independently.
+The designer declares the invariants (min <= max, start < end, totals = sum of lines, counters,
+balances >= 0, dates vs the env clock; synth/procedural/design.py) and the plan carries them
+(catalog.plan.Invariant). `make_hold` repairs freshly generated records so every one holds, and
+verifier.invariants checks the result independently (and, in the gate, every executed state).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import random
-import re
 from typing import Any
 
-from catalog.plan import Invariant, InvariantKind
+from catalog.plan import Invariant
 from synth.blueprint import Blueprint, EntitySpec
-from synth.procedural.values import datetime_sense
 from verifier.invariants import children_of, children_total
 
-__all__ = ["invariants_of", "inferred_invariants", "make_hold"]
-
-_NUMERIC = ("int", "float", "money")
-_LOW = (("min_", "max_"), ("low_", "high_"), ("lower_", "upper_"), ("_min", "_max"), ("_low", "_high"),
-        ("_floor", "_ceiling"))
-_START = (("starts", "ends"), ("start", "end"), ("begins", "ends"), ("from", "until"), ("from", "to"),
-          ("check_in", "check_out"), ("departs", "arrives"), ("departure", "arrival"), ("opens", "closes"),
-          ("pickup", "return"), ("pickup", "dropoff"), ("effective", "expires"), ("issued", "expires"))
-
-
-def _pair_name(name: str, first: str, second: str) -> str | None:
-    """`name` with the `first` word swapped for `second`, if `name` holds `first` as a word."""
-    pattern = re.compile(rf"(^|_){re.escape(first.strip('_'))}(_|$)")
-    if not pattern.search(name):
-        return None
-    return pattern.sub(lambda m: f"{m.group(1)}{second.strip('_')}{m.group(2)}", name, count=1)
-
-
-def inferred_invariants(bp: Blueprint) -> list[Invariant]:
-    """The invariants field names imply (for blueprints that declare none)."""
-    found: list[Invariant] = []
-    for e in bp.entities:
-        names = {f.name: f for f in e.fields}
-        for f in e.fields:
-            pairs = _LOW if f.kind in _NUMERIC else _START if f.kind == "datetime" else ()
-            for first, second in pairs:
-                other = _pair_name(f.name, first, second)
-                if other and other in names and names[other].kind == f.kind:
-                    kind: InvariantKind = "le" if f.kind in _NUMERIC else "lt"
-                    found.append(Invariant(kind=kind, collection=e.table, field=f.name, other=other,
-                                           description=f"{f.name} {'<=' if kind == 'le' else '<'} {other}"))
-                    break
-            if f.kind == "datetime" and datetime_sense(f) in ("past", "birth"):
-                found.append(Invariant(kind="not_after_clock", collection=e.table, field=f.name,
-                                       description=f"{f.name} has happened"))
-            if "balance" in f.roles:
-                found.append(Invariant(kind="nonneg", collection=e.table, field=f.name,
-                                       description=f"{f.name} never below 0"))
-    return found
-
-
-def invariants_of(bp: Blueprint) -> list[Invariant]:
-    """The blueprint's declared invariants in the plan's form, or the inferred ones if it declares none."""
-    return list(bp.invariants) or inferred_invariants(bp)
+__all__ = ["make_hold"]
 
 
 def _entity_of(bp: Blueprint, table: str) -> EntitySpec | None:

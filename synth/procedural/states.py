@@ -14,7 +14,7 @@ from typing import Any
 
 from synth.blueprint import Blueprint, EntitySpec, FieldSpec
 from synth.compiler import open_states
-from synth.procedural.consistency import invariants_of, make_hold
+from synth.procedural.consistency import make_hold
 from synth.procedural.values import ValueMaker
 
 __all__ = ["initial_states", "CLOCK", "MAX_ROWS"]
@@ -133,7 +133,7 @@ def initial_states(bp: Blueprint) -> dict[str, dict[str, Any]]:
     always gives the same bytes.
     """
     states = {}
-    invariants = invariants_of(bp)
+    invariants = bp.invariants
     for name, scale, salt in (("default", 1, 0), ("busy", 2, 1)):
         clock = CLOCK + dt.timedelta(days=7 * salt)
         values = ValueMaker(f"{bp.env_id}:{bp.seed}:{salt}", clock)

@@ -31,7 +31,6 @@ from catalog.tasks import Task
 from constraints.completeness import TEXT, candidates
 from constraints.spec import Param
 from synth.blueprint import READS, Blueprint, EntitySpec, ToolRecipe
-from synth.procedural.consistency import invariants_of
 from synth.procedural.values import ValueMaker
 from synth.procedural.wording import reason_for, say_change, say_record, say_value, verb_phrase, words
 from verifier.intent import PlanSimulator
@@ -637,7 +636,7 @@ def _instruction(bp: Blueprint, request: str, policy: str = "", who: str = "") -
 def make_tasks(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], *, count: int = 4) -> list[Task]:
     """Up to `count` tasks (goal, branch and refusal families), deterministic from the blueprint's seed."""
     rng = random.Random(f"tasks:{bp.env_id}:{bp.seed}")
-    planner = _Planner(bp, plan, rng, invariants_of(bp))
+    planner = _Planner(bp, plan, rng, bp.invariants)
     writes = [t for t in bp.tools if t.archetype not in READS and t.name in plan.tools]
     tasks: list[Task] = []
     wanted = ["refusal", "create", "goal", "branch", "goal"]

@@ -11,7 +11,6 @@ from catalog.plan import Invariant
 from synth.assemble import plan_of
 from synth.blueprint import Blueprint, EntitySpec, FieldSpec
 from synth.ontology import load_domains
-from synth.procedural.consistency import inferred_invariants, invariants_of
 from synth.procedural.design import design
 from synth.procedural.states import initial_states
 from synth.procedural.tasks import make_tasks
@@ -48,7 +47,7 @@ def test_states_are_realistic_deterministic_and_keep_every_invariant(envs):
     pairs = []
     for bp, _plan, states, _tasks in envs:
         assert json.dumps(initial_states(bp), sort_keys=True) == json.dumps(states, sort_keys=True)  # same bytes
-        invariants = invariants_of(bp)
+        invariants = bp.invariants
         for state in states.values():
             assert violations(invariants, state) == []
         pairs += list(_people(bp, states))
@@ -68,19 +67,22 @@ def _entity(**fields: FieldSpec) -> EntitySpec:
                       fields=[FieldSpec(name="code", kind="code", roles=["label"]), *fields.values()], rows=8)
 
 
-def test_obvious_pairs_are_inferred_and_made_to_hold():
+def test_declared_pairs_and_past_dates_are_made_to_hold():
     e = _entity(min_temp_c=FieldSpec(name="min_temp_c", kind="float", lo=-30, hi=30),
                 max_temp_c=FieldSpec(name="max_temp_c", kind="float", lo=-30, hi=30),
                 starts_at=FieldSpec(name="starts_at", kind="datetime", nullable=True),
                 ends_at=FieldSpec(name="ends_at", kind="datetime", nullable=True),
                 booked_at=FieldSpec(name="booked_at", kind="datetime", nullable=True))
+    declared = [Invariant(kind="le", collection="shipments", field="min_temp_c", other="max_temp_c"),
+                Invariant(kind="lt", collection="shipments", field="starts_at", other="ends_at"),
+                Invariant(kind="not_after_clock", collection="shipments", field="booked_at")]
     bp = Blueprint(env_id="cold-chain-x", name="Cold chain", domain="cold_chain", sector="logistics", topic="t",
-                   description="d", entities=[e], tools=[], seed=3)
-    kinds = {(i.kind, i.field, i.other) for i in inferred_invariants(bp)}
-    assert {("le", "min_temp_c", "max_temp_c"), ("lt", "starts_at", "ends_at"),
-            ("not_after_clock", "booked_at", None)} <= kinds
+                   description="d", entities=[e], tools=[], seed=3, invariants=declared)
     for state in initial_states(bp).values():
-        assert violations(inferred_invariants(bp), state) == []
+        assert violations(declared, state) == []
+    # unrepaired, independent draws break them: the repair is what makes them hold
+    broken = Blueprint(**{**bp.model_dump(), "invariants": []})
+    assert any(violations(declared, state) for state in initial_states(broken).values())
 
 
 def test_the_checker_finds_each_kind_of_violation():
@@ -122,7 +124,7 @@ def test_tasks_are_multi_step_checked_on_the_final_state_and_refusals_are_confir
                 for action in task.forbidden:
                     wrong = _apply(wrong, simulator.predict(wrong, action))
                 assert not task.evaluate(initial, wrong), task.id
-            assert violations(invariants_of(bp), final) == []
+            assert violations(bp.invariants, final) == []
             ids = {key for table in initial.values() if isinstance(table, dict) for key in table}
             found_by_key = (task.solution or [None])[0] is not None and not any(
                 k.endswith("_id") for k in task.solution[0].arguments)
