@@ -200,9 +200,6 @@ class Blueprint(_Strict):
                 return e
         raise BlueprintError(f"unknown table {table!r} (tables: {[e.table for e in self.entities]})")
 
-    def has_entity(self, name: str) -> bool:
-        return any(e.name == name for e in self.entities)
-
     def children(self, name: str) -> list[EntitySpec]:
         """Entities with a foreign key to `name` (whatever the field)."""
         return [e for e in self.entities if any(f.fk == name for f in e.fields)]

@@ -19,10 +19,6 @@ from verifier.invariants import children_of, children_total
 __all__ = ["make_hold"]
 
 
-def _entity_of(bp: Blueprint, table: str) -> EntitySpec | None:
-    return next((e for e in bp.entities if e.table == table), None)
-
-
 def _clock(tables: dict[str, Any]) -> dt.datetime:
     return dt.datetime.fromisoformat(tables["env_meta"]["clock"]["value"])
 
@@ -42,30 +38,30 @@ def make_hold(invariants: list[Invariant], tables: dict[str, Any], bp: Blueprint
     order = sorted(invariants, key=lambda inv: inv.kind in ("sum_of_children", "count_of_children"))
     for inv in order * 2:  # a field in two pairs: the second pass settles what the first moved
         rows = tables.get(inv.collection)
-        entity = _entity_of(bp, inv.collection)
         if not rows:
             continue
+        entity = bp.by_table(inv.collection)
         for key, row in rows.items():
             if row.get(inv.field) is None and inv.kind not in ("sum_of_children", "count_of_children"):
                 continue
             _repair(inv, str(key), row, tables, entity, rng)
 
 
-def _kind(entity: EntitySpec | None, field: str) -> str:
-    if entity is None or not entity.has(field):
+def _kind(entity: EntitySpec, field: str) -> str:
+    if not entity.has(field):
         return "float"
     return entity.field(field).kind
 
 
-def _fits(entity: EntitySpec | None, field: str, value: Any) -> bool:
+def _fits(entity: EntitySpec, field: str, value: Any) -> bool:
     """Whether a number lies in the field's declared range (datetimes always fit)."""
-    if entity is None or not entity.has(field) or isinstance(value, str):
+    if not entity.has(field) or isinstance(value, str):
         return True
     spec = entity.field(field)
     return (spec.lo is None or value >= spec.lo) and (spec.hi is None or value <= spec.hi)
 
 
-def _repair(inv: Invariant, key: str, row: dict[str, Any], tables: dict[str, Any], entity: EntitySpec | None,
+def _repair(inv: Invariant, key: str, row: dict[str, Any], tables: dict[str, Any], entity: EntitySpec,
             rng: random.Random) -> None:
     value: Any = row.get(inv.field)
     if inv.kind in ("le", "lt"):
