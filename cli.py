@@ -90,6 +90,24 @@ _SECONDS = _number(0, inclusive=False)
 _SHARE = _number(0, 1, inclusive=True)
 
 
+def _executor_options(parser: argparse.ArgumentParser, unit: str) -> None:
+    """--executor and --ray-address, for the commands whose work units can run on a Ray cluster."""
+    group = parser.add_argument_group("scale-out")
+    group.add_argument("--executor", choices=("local", "ray"), default="local",
+                       help=f"where the {unit} run: local (default; this machine's worker pool) or ray (actors on a "
+                            "Ray cluster, needs pip install -e \".[ray]\"); the output files and resume are the same")
+    group.add_argument("--ray-address", metavar="auto|ADDRESS",
+                       help="with --executor ray: the cluster to join (auto: the one running on this node; "
+                            "HOST:PORT or ray://HOST:PORT); default: $RAY_ADDRESS, else a new local instance")
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    """The ExecutorSpec of --executor / --ray-address (an address without ray is bad input)."""
+    from verifier.executors import ExecutorSpec
+
+    return ExecutorSpec(args.executor, args.ray_address)
+
+
 def _print_json(data: Any) -> None:
     print(pretty_json(data))
 
@@ -762,6 +780,7 @@ def _old_verify_form(args: list[str], common: argparse.ArgumentParser) -> argpar
     old.add_argument("--all", action="store_true")
     old.add_argument("--no-reference", action="store_true")
     old.add_argument("--gate", type=_SHARE, default=GATE)
+    _executor_options(old, "envs (with --all)")
     _sandbox_options(old, VERIFY)
     old.add_argument("--mutants", type=_POSITIVE)
     old.add_argument("--env")
@@ -803,6 +822,7 @@ def _verify_parser(commands: Any, common: argparse.ArgumentParser) -> None:
                       "read as an env count as failed")
     gate.add_argument("--no-reference", action="store_true", help="with --all: leave out the shipped reference envs")
     gate.add_argument("--gate", type=_SHARE, default=GATE, help=f"score needed to pass (default: {GATE})")
+    _executor_options(gate, "envs (with --all)")
     _sandbox_options(gate, VERIFY)
     gate.set_defaults(handler=cmd_verify_gate)
     mutants = actions.add_parser(
@@ -920,6 +940,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "from the rules, without the code; disagreements count against the env)")
     synth.add_argument("--seed", type=int, default=0, help="seed of every choice (default: 0)")
     synth.add_argument("--workers", type=_POSITIVE, default=2, help="worker processes (default: 2)")
+    _executor_options(synth, "slots (each candidate env's pipeline after dedup)")
     synth.add_argument("--size", choices=tuple(SIZES), default="medium",
                        help="env size: " + "; ".join(f"{name} {c.tables[0]}-{c.tables[1]} tables, {c.tools[0]}-"
                                                      f"{c.tools[1]} tools, >= {c.min_rows} seed rows per state"
@@ -954,6 +975,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "catalog's exported samples, <catalog>/.bench/samples.jsonl)")
     audit.add_argument("--limit", type=_POSITIVE, metavar="N", help="audit only N samples (spread over the strata)")
     audit.add_argument("--workers", type=_POSITIVE, default=2, help="concurrent requests (default: 2)")
+    _executor_options(audit, "samples' predictions")
     audit.add_argument("--out", metavar="DIR", help="results and report folder (default: under <catalog>/.audits)")
     audit.add_argument("--seed", type=int, default=0, help="request seed (default: 0)")
     audit.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -979,6 +1001,7 @@ def build_parser() -> argparse.ArgumentParser:
     rollout.add_argument("--task", metavar="ID", help="only this task")
     rollout.add_argument("--max-steps", type=_POSITIVE, default=20, help="tool calls per episode (default: 20)")
     rollout.add_argument("--concurrency", type=_POSITIVE, default=2, help="episodes at once (default: 2)")
+    _executor_options(rollout, "episodes")
     rollout.add_argument("--simulator", metavar="NAME", help=f"answer calls with a simulator, checked against the env: "
                                                              f"{simulator_help()}")
     rollout.add_argument("--sim-mode", choices=("plain", "constrained"), default="plain",
@@ -1017,6 +1040,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--failures", action="store_true", help="with --from-audit")
     export.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
     export.add_argument("--workers", type=_POSITIVE, default=2, help="sandbox workers (default: 2)")
+    _executor_options(export, "sandbox jobs")
     export.add_argument("--json", action="store_true", help="print the export report as JSON")
     export.set_defaults(handler=cmd_bench_export)
     importing = bench_actions.add_parser("import", parents=[common], help="read EnvSimBench JSON (or envforge "

@@ -16,3 +16,19 @@ def reference():
 def runtimes(reference):
     """One runtime per reference env, shared by the session (imports are the slow part)."""
     return {env_id: reference.get(env_id).runtime() for env_id in REFERENCE_IDS}
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A local Ray cluster of 2 CPUs for this test process (one per pytest-xdist worker), shut down at the end.
+
+    The executors join a running instance as it is, so every `--executor ray` path under test runs
+    on this cluster's actors: real worker processes, real object store, real scheduling.
+    """
+    import logging
+
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    yield ray
+    ray.shutdown()
