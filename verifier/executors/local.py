@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from verifier.executors import WorkerLost
+from verifier.executors.base import WorkerLost
 
 R = TypeVar("R")
 RETRIES = 3

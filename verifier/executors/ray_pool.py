@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from verifier.executors import ExecutorError, WorkerLost
+from verifier.executors.base import ExecutorError, WorkerLost
 
 R = TypeVar("R")
 RESTARTS = 3  # per actor
