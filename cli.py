@@ -444,12 +444,13 @@ def _export_with_progress(args: argparse.Namespace, composition: Any, *, seed: i
 
 
 def cmd_audit_sim(args: argparse.Namespace) -> int:
-    from synth.simulation import open_simulator
+    from synth.simulation import open_simulator, recipe_for
     from synth.simulators import audit_label
     from verifier.audit import render_summary, run_audit
 
     if args.property_based:
         return _cmd_property_audit(args)
+    executor = _executor(args)
     bench = Path(args.bench) if args.bench else _default_bench(args)
     if not args.bench and not bench.is_file():
         _export_default_bench(args, bench)
@@ -464,7 +465,8 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
 
     try:
         with open_simulator(args.model, args.mode, args.on_violation, seed=args.seed) as simulator:
-            report = run_audit(items, simulator, out, workers=args.workers, limit=args.limit, progress=progress)
+            report = run_audit(items, simulator, out, workers=args.workers, limit=args.limit, progress=progress,
+                               executor=executor, recipe=None if executor.is_local else recipe_for(simulator))
     except ValueError as exc:  # a bad mode or policy (unknown models, unreachable endpoints, aborted audits
         raise UserError(str(exc)) from exc  # are EnvforgeErrors: main prints them)
     except KeyboardInterrupt:
@@ -565,6 +567,10 @@ def _cmd_property_audit(args: argparse.Namespace) -> int:
 
     if args.env and args.all:
         raise UserError("give --env ID or --all, not both")
+    if args.executor != "local":  # one budget and one answer cache span every env: no per-env units to farm out
+        raise UserError("audit-sim --property-based runs on this machine only (its search shares one call budget and "
+                        "one answer cache across envs); drop --executor ray, or audit exported samples on Ray "
+                        "(audit-sim without --property-based)")
     out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".audits" / (
         f"{audit_label(args.model, args.mode)}-properties-s{args.seed}")
     audit = PropertyAudit(env_ids=args.env, budget=Budget(calls=args.budget, tokens=args.max_tokens), seed=args.seed)
