@@ -430,7 +430,7 @@ def _export_default_bench(args: argparse.Namespace, bench: Path) -> None:
 
 
 def _export_with_progress(args: argparse.Namespace, composition: Any, *, seed: int, workers: int | None = None,
-                          env_ids: list[str] | None = None) -> Any:
+                          env_ids: list[str] | None = None, executor: Any = None) -> Any:
     """verifier.samples.export_samples with its progress on stderr (a terminal only, never with --json)."""
     from verifier.samples import export_samples
 
@@ -438,7 +438,7 @@ def _export_with_progress(args: argparse.Namespace, composition: Any, *, seed: i
     try:
         return export_samples(_catalog(args), composition, seed=seed,
                               progress=lambda stage, done, total: line.show(f"{stage}: {done}/{total}"),
-                              **({"workers": workers} if workers else {}), env_ids=env_ids)
+                              **({"workers": workers} if workers else {}), env_ids=env_ids, executor=executor)
     finally:
         line.end()
 
@@ -637,7 +637,7 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
         except CompositionError as exc:
             raise UserError(str(exc)) from exc
         result = _export_with_progress(args, composition, seed=args.seed, workers=args.workers,
-                                       env_ids=args.env or None)
+                                       env_ids=args.env or None, executor=_executor(args))
         items, report = result.items, result.report
     written = {}
     if args.split_by == "env":
