@@ -490,6 +490,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     from synth.llm import open_client
     from synth.rollout import (
         ModelAgent,
+        ModelAgentFactory,
         RolloutConfig,
         build_report,
         json_summary,
@@ -499,9 +500,10 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         run_rollouts,
         write_report,
     )
-    from synth.simulation import open_simulator
+    from synth.simulation import open_simulator, recipe_for
     from synth.simulators import SIMULATORS
 
+    executor = _executor(args)
     if bool(args.env) == bool(args.all):
         raise UserError("give --env ID (repeatable) or --all")
     catalog = _catalog(args)
@@ -522,8 +524,11 @@ def cmd_rollout(args: argparse.Namespace) -> int:
             else:
                 client = stack.enter_context(open_client(args.model, seed=args.seed, timeout=args.timeout))
                 factory = lambda unit, handle: ModelAgent(client, max_tokens=config.max_tokens)  # noqa: E731
+                if not executor.is_local:  # workers open their own client to the endpoint the driver reaches
+                    factory = ModelAgentFactory.of(client, max_tokens=config.max_tokens)
+            recipe = recipe_for(simulator) if simulator is not None and not executor.is_local else None
             result = run_rollouts(catalog, units, config, out, agent_factory=factory, simulator=simulator,
-                                  concurrency=args.concurrency,
+                                  concurrency=args.concurrency, executor=executor, simulator_recipe=recipe,
                                   progress=lambda done, total, _t: line.show(f"{done}/{total} episodes"))
     except KeyboardInterrupt:
         print(f"\ninterrupted; finished trajectories are kept in {out / 'trajectories.jsonl'}: rerun the same command "
