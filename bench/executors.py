@@ -263,10 +263,10 @@ def env_pool(n: int = 256, rounds: int = 10) -> dict[str, Any]:
             stepper(envs, r)
         return n * rounds / (time.perf_counter() - started)
 
-    out["local_sequential_steps_per_s"] = round(local(lambda envs, r: [e.step(s[r]) for e, s in zip(envs, scripts)]), 1)
+    out["local_sequential_steps_per_s"] = round(local(lambda envs, r: [e.step(s[r]) for e, s in zip(envs, scripts, strict=True)]), 1)
     with cf.ThreadPoolExecutor(4) as threads:
         out["local_4_threads_steps_per_s"] = round(local(
-            lambda envs, r: list(threads.map(lambda es: es[0].step(es[1][r]), zip(envs, scripts)))), 1)
+            lambda envs, r: list(threads.map(lambda es: es[0].step(es[1][r]), zip(envs, scripts, strict=True)))), 1)
     say(f"env pool: local {out['local_sequential_steps_per_s']} steps/s, on 4 threads {out['local_4_threads_steps_per_s']}")
     for actors in (1, 2):
         started = time.perf_counter()
