@@ -251,10 +251,11 @@ def env_pool(n: int = 256, rounds: int = 10) -> dict[str, Any]:
     catalog = Catalog(root="/nonexistent-envforge-catalog")
     tasks = catalog.get("library").tasks()
     mine = [tasks[i % len(tasks)] for i in range(n)]
-    scripts = [[t.solution[r % len(t.solution)].model_dump() for r in range(rounds)] for t in mine]
+    solutions = [[a.model_dump() for a in t.solution or []] for t in mine]
+    scripts = [[s[r % len(s)] for r in range(rounds)] for s in solutions]
     out: dict[str, Any] = {"instances": n, "steps_per_instance": rounds, "env": "library"}
 
-    def local(stepper: Callable[[list[Any], int], None]) -> float:
+    def local(stepper: Callable[[list[Any], int], object]) -> float:
         envs = [make("library", task=t.id, catalog=catalog, terminate_on_success=False) for t in mine]
         for env in envs:
             env.reset()
