@@ -114,7 +114,9 @@ class ModelAgentFactory:
 
     The worker opens its own client at `base_url` (the driver's endpoint, e.g. the embedded
     server it started; on a multi-node cluster an address every node reaches) on first use and
-    shares it between its episodes, as the driver's threads share one client.
+    shares it between its episodes, as the driver's threads share one client. API keys never
+    travel: each worker reads the registry entry's `api_key_env` from its own environment (a
+    local Ray instance inherits the driver's; on a cluster set it on every node).
     """
 
     def __init__(self, model: ModelSpec, base_url: str, *, max_tokens: int | None = None, seed: int = 0,

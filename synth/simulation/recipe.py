@@ -9,6 +9,8 @@ endpoint the driver's simulator uses. Calling it builds an equal simulator in th
 Multi-node: the embedded model's server listens on 127.0.0.1 of the driver's node, which only
 workers on that node reach. For a cluster, serve the model at an address every node reaches
 (a registry model whose base_url is such an endpoint); the recipe carries that address as is.
+API keys are not in the recipe: a worker reads the entry's `api_key_env` from its own
+environment (a local Ray instance inherits the driver's; on a cluster set it on every node).
 """
 
 from __future__ import annotations
