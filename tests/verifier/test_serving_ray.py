@@ -3,6 +3,7 @@
 import os
 import shutil
 import signal
+import time
 
 import pytest
 
@@ -62,6 +63,17 @@ def test_a_killed_actor_loses_only_its_own_instances(reference, ray_cluster):
         with pytest.raises(EpisodeOver, match="call reset"):  # the restarted actor's instances are fresh
             pool.step_one(4, read)
         assert pool.reset_one(4)[1]["task"] == task.id and pool.step_one(4, read)[4]["outcome"] == "success"
+        first = pool.worker_pids()[0]
+        os.kill(first, signal.SIGKILL)  # a death between calls: the next reset meets the restarted actor
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if pool.worker_pids()[0] != first:
+                    break
+            except Exception:  # noqa: BLE001 - the actor is restarting
+                time.sleep(0.2)
+        assert [info["task"] for _, info in pool.reset()] == [task.id] * 6 and pool.restarts == 2
+        assert [r[4]["outcome"] for r in pool.step([read] * 6)] == ["success"] * 6
 
 
 def test_untrusted_instances_run_in_the_actors_sandbox_workers(tmp_path, ray_cluster):

@@ -21,15 +21,19 @@ sharing the loaded code and state templates; every other env runs in its own san
 started by the actor (the sandbox runs in the actor as it does locally).
 
 A dead actor (killed process, lost node) loses its instances' episodes: Ray restarts it (up to
-`RESTARTS` times) with fresh instances that wait for `reset`, and the call that met the death
+`RESTARTS` times) with fresh instances that wait for `reset`. The first call that meets the death
+(it failed with the actor, or it reached the restarted one, which says so by a new incarnation id)
 raises `InstancesLost` naming the lost indices and carrying every other instance's result (and
-refusal), so a trainer drops or resets those episodes and loses nothing else. A call is never retried on the
-restarted actor: a step replayed on a fresh instance would be a different step.
+refusal), so a trainer drops or resets those episodes and loses nothing else; a `reset` that
+reaches the restarted actor simply resets its fresh instances (`restarts` still counts the death).
+A call is never retried on the restarted actor: a step replayed on a fresh instance would be a
+different step.
 """
 
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -87,8 +91,9 @@ class _EnvHost:
         root, include_reference = catalog
         shared = Catalog(root, include_reference=include_reference)
         self.envs: list[ToolEnv] = [make(env_id, catalog=shared, **options) for _ in range(count)]
+        self.incarnation = uuid.uuid4().hex  # a restarted actor has new instances, and says so by a new one
 
-    def call(self, method: str, calls: list[tuple[int, tuple[Any, ...]]]) -> list[tuple[bool, Any]]:
+    def call(self, method: str, calls: list[tuple[int, tuple[Any, ...]]]) -> tuple[str, list[tuple[bool, Any]]]:
         """Run `method(*args)` on each listed instance; a refused call is that instance's answer, not the batch's."""
         answers: list[tuple[bool, Any]] = []
         for local, args in calls:
@@ -96,10 +101,10 @@ class _EnvHost:
                 answers.append((True, getattr(self.envs[local], method)(*args)))
             except EnvforgeError as exc:
                 answers.append((False, exc))
-        return answers
+        return self.incarnation, answers
 
-    def pid(self) -> int:
-        return os.getpid()
+    def hello(self) -> tuple[int, str]:
+        return os.getpid(), self.incarnation
 
     def close(self) -> None:
         for env in self.envs:
@@ -133,7 +138,8 @@ class EnvActorPool:
         self.actors = [host.remote(env_id, len(share), options, where) for share in self.shares]
         self.restarts = 0  # actor deaths met so far (each lost its instances' episodes)
         self._closed = False
-        self.ray.get([a.pid.remote() for a in self.actors])  # every instance is made before the pool is handed out
+        # every instance is made before the pool is handed out; None: a death reported, its successor not yet seen
+        self._incarnations: list[str | None] = [i for _pid, i in ray.get([a.hello.remote() for a in self.actors])]
 
     # --- batched calls --------------------------------------------------------------------------
     def reset(self, seeds: int | Sequence[int | None] | None = None,
@@ -192,29 +198,36 @@ class EnvActorPool:
         ray = self.ray
         results: list[Any] = [None] * self.n
         pending = []
-        for actor, share in zip(self.actors, self.shares, strict=True):
+        for k, (actor, share) in enumerate(zip(self.actors, self.shares, strict=True)):
             mine = [(i - share.start, calls[i]) for i in share if i in calls]
             if mine:
-                pending.append((actor.call.remote(method, mine), [share.start + local for local, _ in mine]))
+                pending.append((k, actor.call.remote(method, mine), [share.start + local for local, _ in mine]))
         lost: list[int] = []
         errors: dict[int, Exception] = {}
         causes: list[str] = []
-        for ref, indices in pending:
+        for k, ref, indices in pending:
             try:
-                answers = ray.get(ref)
+                incarnation, answers = ray.get(ref)
             except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError,
                     ray.exceptions.ObjectLostError) as exc:
                 lost.extend(indices)
                 causes.append(type(exc).__name__)
+                self._incarnations[k] = None
                 continue
+            known, self._incarnations[k] = self._incarnations[k], incarnation
+            if known is not None and known != incarnation:  # died between calls: this call met fresh instances
+                causes.append("the actor was restarted")
+                if method != "reset":  # a reset of a fresh instance is what the caller asked for; anything else is not
+                    lost.extend(indices)
+                    continue
             for i, (ok, value) in zip(indices, answers, strict=True):
                 if ok:
                     results[i] = value
                 else:
                     errors[i] = value
         chosen = results if keep is None else [results[i] for i in keep]
+        self.restarts += len(causes)
         if lost:
-            self.restarts += len(causes)
             raise InstancesLost(lost, chosen, errors, ", ".join(sorted(set(causes))))
         if errors:
             if len(errors) == 1 and len(calls) == 1:
@@ -224,7 +237,7 @@ class EnvActorPool:
 
     def worker_pids(self) -> list[int]:
         """The actors' process ids (what a test kills to show what a lost actor costs)."""
-        return list(self.ray.get([a.pid.remote() for a in self.actors]))
+        return [pid for pid, _ in self.ray.get([a.hello.remote() for a in self.actors])]
 
     def close(self) -> None:
         """Close every instance (their sandbox workers too), then end the actors."""
