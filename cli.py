@@ -328,6 +328,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
 
     if args.resume is None and args.n is None:
         raise UserError("give --n N (how many envs to register), or --resume RUN_ID")
+    executor = _executor(args)
     root = str(_catalog(args, write=True).root)
     config = RunConfig(n=args.n or 0, backend=backend_for(args.backend, args.model), model=args.model,
                        mode=args.mode, seed=args.seed, workers=args.workers, catalog=root,
@@ -338,7 +339,8 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     from synth.run import synthesize
     try:
         report = synthesize(config, resume=args.resume, progress=None if not args.json else False,
-                            report_dir=Path(args.report) if args.report else None, models=models)
+                            report_dir=Path(args.report) if args.report else None, models=models,
+                            executor=executor)
     except KeyboardInterrupt as exc:
         if not exc.args:  # before the driver started (e.g. waiting for the catalog lock): no slot ran
             print("\ninterrupted before any env was registered", file=sys.stderr)
