@@ -574,7 +574,7 @@ def _cmd_property_audit(args: argparse.Namespace) -> int:
 
     if args.env and args.all:
         raise UserError("give --env ID or --all, not both")
-    if args.executor != "local":  # one budget and one answer cache span every env: no per-env units to farm out
+    if not _executor(args).is_local:  # one budget and one answer cache span every env: no per-env units to farm out
         raise UserError("audit-sim --property-based runs on this machine only (its search shares one call budget and "
                         "one answer cache across envs); drop --executor ray, or audit exported samples on Ray "
                         "(audit-sim without --property-based)")

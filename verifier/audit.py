@@ -41,6 +41,7 @@ import fcntl
 import json
 import pickle
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -211,6 +212,12 @@ def _predict_unit(item: BenchItem) -> tuple[Any, float]:
     return answer, seconds
 
 
+def _one_line(error: BaseException) -> str:
+    """A pool's failure in one line: Ray's messages carry the remote traceback, whose last line is the cause."""
+    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines() if line.strip()]
+    return f"a Ray worker failed ({type(error).__name__}): {lines[-1] if lines else 'no message'}"
+
+
 class _PoolFeed:
     """Feeds items to a worker pool, `window` at a time, and puts (item, answer, seconds) on `results`.
 
@@ -241,7 +248,9 @@ class _PoolFeed:
             if done.cancelled():
                 return
             error = done.exception()
-            answer, seconds = (error, 0.0) if error is not None else done.result()
+            # The unit returns the simulator's own exceptions; one it raised is the pool's (a worker that
+            # kept dying, or could not build its simulator): not this sample's miss, so the audit stops.
+            answer, seconds = (UnitError(_one_line(error), fatal=True), 0.0) if error is not None else done.result()
             self.results.put((item, answer, seconds))
             if isinstance(answer, BaseException) and is_fatal(answer):
                 self.stop.set()

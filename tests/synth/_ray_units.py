@@ -33,3 +33,11 @@ class DiesOnce:
 
     def __call__(self) -> SpecSimulator:
         return _DiesOnce(Path(self.marker))
+
+
+@dataclass(frozen=True)
+class CannotBuild:
+    """A recipe whose simulator cannot be built (e.g. a worker that lacks a dependency)."""
+
+    def __call__(self) -> SpecSimulator:
+        raise RuntimeError("this worker cannot build its simulator")

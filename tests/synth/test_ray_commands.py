@@ -27,8 +27,8 @@ from synth.rollout import (
 )
 from synth.simulation import make_simulator, recipe_for
 from tests.llm_server import Reply
-from tests.synth._ray_units import DiesOnce
-from verifier.audit import RESULTS_FILE, run_audit
+from tests.synth._ray_units import CannotBuild, DiesOnce
+from verifier.audit import RESULTS_FILE, AuditAborted, run_audit
 from verifier.executors import ExecutorSpec
 
 RAY = ExecutorSpec("ray")
@@ -92,6 +92,15 @@ def test_interrupted_and_killed_ray_audits_lose_and_duplicate_nothing(bench, ray
     ids = [r["id"] for r in _lines(tmp_path / "a" / RESULTS_FILE)]
     assert marker.exists() and sorted(ids) == sorted(i.id for i in items)  # every item once, none twice
     assert report.samples == len(items) and report.errors == 0 and report.sessions == 2
+
+
+def test_a_worker_that_cannot_build_its_simulator_stops_the_audit_in_one_line(bench, ray_cluster, tmp_path):
+    items, _ = read_jsonl(bench / "local.jsonl")
+    with pytest.raises(AuditAborted) as aborted:  # not one miss per sample: nothing was asked
+        run_audit(items, make_simulator("spec"), tmp_path / "a", executor=RAY, recipe=CannotBuild(), plots=False)
+    message = str(aborted.value)
+    assert "\n" not in message and "cannot build its simulator" in message and "rerun to resume" in message
+    assert (tmp_path / "a" / RESULTS_FILE).read_text() == ""
 
 
 def test_an_llm_audit_on_ray_reaches_the_drivers_endpoint(bench, ray_cluster, llm_server, tmp_path, monkeypatch,
