@@ -311,7 +311,8 @@ def main() -> None:
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     address = ray.get_runtime_context().gcs_address
     say(f"Ray cluster of 2 CPUs at {address}")
-    result: dict[str, Any] = {"cluster": {"cpus": 2, "nodes": 1}, "commands": {}}
+    result: dict[str, Any] = {"cluster": {"cpus": 2, "nodes": 1}, "load_before": round(os.getloadavg()[0], 1),
+                              "commands": {}}
     try:
         result["bare_pools"] = bare_pools()
         result["env_pool"] = env_pool()
@@ -322,6 +323,7 @@ def main() -> None:
     finally:
         ray.shutdown()
     result["wall_s"] = round(time.perf_counter() - started, 1)
+    result["load_after"] = round(os.getloadavg()[0], 1)  # 1-minute load: above 2 the machine was shared
     if args.json:
         print(json.dumps(result))
         return
