@@ -95,7 +95,7 @@ class Verify(Command):
         catalog = out / "catalog"
         for env_id in REFERENCE[:size]:
             shutil.copytree(REFERENCE_DIR / env_id, catalog / env_id)
-        return ["verify", "gate", "--catalog", str(catalog), "--all", "--no-reference", "--examples", "10",
+        return ["verify", "gate", "--catalog", str(catalog), "--all", "--no-reference", "--examples", "5",
                 "--workers", str(workers), "--json"]
 
     def ok(self, code: int) -> bool:
