@@ -28,20 +28,17 @@ Why it is built the way it is:
   builds its own simulator once from `recipe` (picklable: verifier/ cannot import the synth code
   that makes simulators, so the caller hands it in). The driver keeps `workers` items in flight,
   records each answer as it lands and stops feeding on a fatal error, as with threads; it stays
-  the only writer of results.jsonl, so a unit rerun after a worker died is recorded once.
+  the only writer of results.jsonl, so a unit rerun after a worker died is recorded once. Both
+  ways of answering are in verifier/audit_feed.py.
 """
 
 from __future__ import annotations
 
-import collections
-import concurrent.futures as cf
 import dataclasses
 import datetime as dt
 import fcntl
 import json
-import pickle
 import queue
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -52,6 +49,7 @@ from catalog.bench import BenchItem, SimResult, Simulator
 from catalog.delta import DeltaOp
 from catalog.errors import EnvforgeError
 from catalog.strata import RUNG_NAMES, rung_of_strata
+from verifier.audit_feed import PoolFeed, is_fatal, open_worker, thread_worker
 from verifier.audit_render import compare_reports, rebuild_report, render_markdown, render_summary, write_report
 from verifier.audit_report import ENVSIMBENCH_PUBLISHED, AuditReport, GroupStats, build_report, op_diff
 from verifier.audit_results import (
@@ -152,118 +150,6 @@ def _record(item: BenchItem, prediction: SimResult, seconds: float, simulator: S
     }
 
 
-def is_fatal(exc: BaseException) -> bool:
-    """An error that ends the whole run (an unreachable endpoint, or `fatal = True`), not just one answer."""
-    return getattr(exc, "fatal", False) is True or any(c.__name__ == "EndpointUnreachable" for c in type(exc).__mro__)
-
-
-# --- running ------------------------------------------------------------------------------------
-def _worker(simulator: Simulator, jobs: queue.Queue[BenchItem], results: queue.Queue[tuple[Any, ...]],
-            stop: threading.Event) -> None:
-    while not stop.is_set():
-        try:
-            item = jobs.get_nowait()
-        except queue.Empty:
-            return
-        answer, seconds = _timed_predict(simulator, item)
-        results.put((item, answer, seconds))
-        if isinstance(answer, BaseException) and (is_fatal(answer) or not isinstance(answer, Exception)):
-            return
-
-
-def _timed_predict(simulator: Simulator, item: BenchItem) -> tuple[Any, float]:
-    """(answer or the exception it raised, seconds): the caller decides what an exception means."""
-    started = time.perf_counter()
-    try:
-        answer: Any = simulator.predict(item)
-    except BaseException as exc:  # noqa: BLE001 - handed to the driver, which decides what it means
-        answer = exc
-    return answer, time.perf_counter() - started
-
-
-_WORKER: dict[str, Simulator] = {}  # a Ray worker's simulator, built once by _open_worker
-
-
-def _open_worker(recipe: Callable[[], Simulator]) -> None:
-    _WORKER["simulator"] = recipe()
-
-
-class UnitError(RuntimeError):
-    """A worker's exception that could not travel back as itself (not picklable); keeps its text and fatality."""
-
-    def __init__(self, message: str, fatal: bool = False) -> None:
-        super().__init__(message)
-        self.fatal = fatal
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (UnitError, (str(self), self.fatal))
-
-
-def _predict_unit(item: BenchItem) -> tuple[Any, float]:
-    """One Ray unit: this worker's simulator on one item."""
-    answer, seconds = _timed_predict(_WORKER["simulator"], item)
-    if isinstance(answer, BaseException):
-        try:
-            pickle.dumps(answer)
-        except Exception:  # noqa: BLE001 - any pickling failure: send its text instead
-            answer = UnitError(f"{type(answer).__name__}: {answer}", fatal=is_fatal(answer))
-        if not isinstance(answer, Exception):  # KeyboardInterrupt/SystemExit in a worker: the unit failed
-            answer = UnitError(f"{type(answer).__name__} in the worker")
-    return answer, seconds
-
-
-def _one_line(error: BaseException) -> str:
-    """A pool's failure in one line: Ray's messages carry the remote traceback, whose last line is the cause."""
-    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines() if line.strip()]
-    return f"a Ray worker failed ({type(error).__name__}): {lines[-1] if lines else 'no message'}"
-
-
-class _PoolFeed:
-    """Feeds items to a worker pool, `window` at a time, and puts (item, answer, seconds) on `results`.
-
-    The window (the pool's size) is what lets a fatal answer stop the audit promptly: only the
-    items already in flight still land, as with the threads.
-    """
-
-    def __init__(self, pool: WorkerPool, todo: list[BenchItem], results: queue.Queue[tuple[Any, ...]],
-                 stop: threading.Event, window: int) -> None:
-        self.pool, self.results, self.stop = pool, results, stop
-        self.pending = collections.deque(todo)
-        self.lock = threading.Lock()
-        self.outstanding = 0
-        for _ in range(max(1, window)):
-            self._next()
-
-    def _next(self) -> None:
-        with self.lock:
-            if self.stop.is_set() or not self.pending:
-                return
-            item = self.pending.popleft()
-            self.outstanding += 1
-        future = self.pool.submit(_predict_unit, item)
-        future.add_done_callback(lambda done: self._land(item, done))
-
-    def _land(self, item: BenchItem, done: cf.Future[tuple[Any, float]]) -> None:
-        try:
-            if done.cancelled():
-                return
-            error = done.exception()
-            # The unit returns the simulator's own exceptions; one it raised is the pool's (a worker that
-            # kept dying, or could not build its simulator): not this sample's miss, so the audit stops.
-            answer, seconds = (UnitError(_one_line(error), fatal=True), 0.0) if error is not None else done.result()
-            self.results.put((item, answer, seconds))
-            if isinstance(answer, BaseException) and is_fatal(answer):
-                self.stop.set()
-            self._next()  # before the count drops, so the driver never sees an idle feed mid-handover
-        finally:
-            with self.lock:
-                self.outstanding -= 1
-
-    def alive(self) -> bool:
-        with self.lock:
-            return self.outstanding > 0
-
-
 def run_audit(items: Iterable[BenchItem], simulator: Simulator, out_dir: Path | str, *, workers: int = 2,
               limit: int | None = None, progress: ProgressFn | None = None, price_note: str | None = None,
               plots: bool = True, executor: ExecutorSpec | None = None,
@@ -350,7 +236,7 @@ def _ask(todo: list[BenchItem], simulator: Simulator, out: Path, workers: int, p
         jobs: queue.Queue[BenchItem] = queue.Queue()
         for item in todo:
             jobs.put(item)
-        threads = [threading.Thread(target=_worker, args=(simulator, jobs, results, stop), daemon=True,
+        threads = [threading.Thread(target=thread_worker, args=(simulator, jobs, results, stop), daemon=True,
                                     name=f"audit-{n}") for n in range(size)]
         for thread in threads:
             thread.start()
@@ -358,8 +244,8 @@ def _ask(todo: list[BenchItem], simulator: Simulator, out: Path, workers: int, p
         def alive() -> bool:
             return any(t.is_alive() for t in threads)
     else:
-        pool = open_pool(executor, workers=size, initializer=_open_worker, initargs=(recipe,), name="audit")
-        alive = _PoolFeed(pool, todo, results, stop, size).alive
+        pool = open_pool(executor, workers=size, initializer=open_worker, initargs=(recipe,), name="audit")
+        alive = PoolFeed(pool, todo, results, stop, size).alive
     try:
         return _record_answers(todo, simulator, out, progress, finished, total, results, stop, alive)
     finally:
