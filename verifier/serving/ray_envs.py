@@ -13,7 +13,8 @@ instances are split evenly over `actors` Ray actors (default: one per cluster CP
 the SPREAD strategy so a multi-node cluster spreads them over its nodes. A batched call sends
 each actor one message with its instances' share, so a step of 256 instances costs `actors` round
 trips, not 256. Inside an actor the share runs sequentially: in-process (reference) instances are
-Python under one GIL, where threads only add switching (bench/executors.py measures the pool).
+Python under one GIL, so more cores mean more actors, not threads (bench/executors.py measures
+4 threads in one process against sequential steps: ~15% slower on a quiet machine).
 
 Each instance is a `verifier.serving.ToolEnv` made by `make` inside the actor, so isolation,
 reward, termination and trust are exactly serving's: reference envs run in the actor's process
