@@ -87,9 +87,11 @@ def test_untrusted_instances_run_in_the_actors_sandbox_workers(tmp_path, ray_clu
         assert [r[1:3] for r in results] == [(1.0, True)] * 2
 
 
-def test_bad_pool_settings_are_one_clear_error(reference):
+def test_bad_pool_settings_are_one_clear_error(reference, ray_cluster):
     with pytest.raises(CatalogError):
         EnvActorPool("no-such-env", n=2, catalog=reference)
+    with pytest.raises(CatalogError, match="has no task 'nope'"):  # found in the actor, raised here as itself
+        EnvActorPool("library", n=2, task="nope", catalog=reference, actors=1)
     with pytest.raises(ServingError, match="n must be"):
         EnvActorPool("library", n=0, catalog=reference)
 

@@ -91,7 +91,12 @@ class _EnvHost:
     def __init__(self, env_id: str, count: int, options: dict[str, Any], catalog: tuple[str | None, bool]) -> None:
         root, include_reference = catalog
         shared = Catalog(root, include_reference=include_reference)
-        self.envs: list[ToolEnv] = [make(env_id, catalog=shared, **options) for _ in range(count)]
+        self.envs: list[ToolEnv] = []
+        self.problem: EnvforgeError | None = None  # bad options (an unknown task): the driver raises it, once
+        try:
+            self.envs = [make(env_id, catalog=shared, **options) for _ in range(count)]
+        except EnvforgeError as exc:
+            self.problem = exc
         self.incarnation = uuid.uuid4().hex  # a restarted actor has new instances, and says so by a new one
 
     def call(self, method: str, calls: list[tuple[int, tuple[Any, ...]]]) -> tuple[str, list[tuple[bool, Any]]]:
@@ -104,8 +109,8 @@ class _EnvHost:
                 answers.append((False, exc))
         return self.incarnation, answers
 
-    def hello(self) -> tuple[int, str]:
-        return os.getpid(), self.incarnation
+    def hello(self) -> tuple[int, str, EnvforgeError | None]:
+        return os.getpid(), self.incarnation, self.problem
 
     def close(self) -> None:
         for env in self.envs:
@@ -140,7 +145,12 @@ class EnvActorPool:
         self.restarts = 0  # actor deaths met so far (each lost its instances' episodes)
         self._closed = False
         # every instance is made before the pool is handed out; None: a death reported, its successor not yet seen
-        self._incarnations: list[str | None] = [i for _pid, i in ray.get([a.hello.remote() for a in self.actors])]
+        hellos = ray.get([a.hello.remote() for a in self.actors])
+        self._incarnations: list[str | None] = [incarnation for _pid, incarnation, _problem in hellos]
+        problem = next((p for _pid, _i, p in hellos if p is not None), None)
+        if problem is not None:
+            self.close()
+            raise problem
 
     # --- batched calls --------------------------------------------------------------------------
     def reset(self, seeds: int | Sequence[int | None] | None = None,
@@ -238,7 +248,7 @@ class EnvActorPool:
 
     def worker_pids(self) -> list[int]:
         """The actors' process ids (what a test kills to show what a lost actor costs)."""
-        return [pid for pid, _ in self.ray.get([a.hello.remote() for a in self.actors])]
+        return [pid for pid, _i, _p in self.ray.get([a.hello.remote() for a in self.actors])]
 
     def close(self) -> None:
         """Close every instance (their sandbox workers too), then end the actors."""
