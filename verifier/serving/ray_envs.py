@@ -27,6 +27,7 @@ A dead actor (killed process, lost node) loses its instances' episodes: Ray rest
 raises `InstancesLost` naming the lost indices and carrying every other instance's result (and
 refusal), so a trainer drops or resets those episodes and loses nothing else; a `reset` that
 reaches the restarted actor simply resets its fresh instances (`restarts` still counts the death).
+Later calls that find the actor still restarting wait for it (up to `RESTART_WAIT_S`).
 A call is never retried on the restarted actor: a step replayed on a fresh instance would be a
 different step.
 """
@@ -34,6 +35,7 @@ different step.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,6 +51,7 @@ from verifier.serving.gym import ServingError, ToolEnv, make
 __all__ = ["EnvActorPool", "InstancesLost", "InstanceError", "shares"]
 
 RESTARTS = 3  # per actor: a restart brings fresh instances, never a replayed call
+RESTART_WAIT_S = 120.0  # how long a call waits for a restarting actor whose death was already reported
 StepTuple = tuple[Any, float, bool, bool, dict[str, Any]]
 
 
@@ -206,25 +209,24 @@ class EnvActorPool:
         """One message per actor holding calls; answers come back in instance order (or `keep`'s)."""
         if self._closed:
             raise ServingError("the env pool is closed")
-        ray = self.ray
         results: list[Any] = [None] * self.n
         pending = []
         for k, (actor, share) in enumerate(zip(self.actors, self.shares, strict=True)):
             mine = [(i - share.start, calls[i]) for i in share if i in calls]
             if mine:
-                pending.append((k, actor.call.remote(method, mine), [share.start + local for local, _ in mine]))
+                pending.append((k, actor.call.remote(method, mine), mine, [share.start + local for local, _ in mine]))
         lost: list[int] = []
         errors: dict[int, Exception] = {}
         causes: list[str] = []
-        for k, ref, indices in pending:
-            try:
-                incarnation, answers = ray.get(ref)
-            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError,
-                    ray.exceptions.ObjectLostError) as exc:
+        for k, ref, mine, indices in pending:
+            answer = self._answer(k, ref, method, mine)
+            if isinstance(answer, str):  # the actor died under this call
                 lost.extend(indices)
-                causes.append(type(exc).__name__)
+                if self._incarnations[k] is not None:  # a death not reported before
+                    causes.append(answer)
                 self._incarnations[k] = None
                 continue
+            incarnation, answers = answer
             known, self._incarnations[k] = self._incarnations[k], incarnation
             if known is not None and known != incarnation:  # died between calls: this call met fresh instances
                 causes.append("the actor was restarted")
@@ -239,12 +241,33 @@ class EnvActorPool:
         chosen = results if keep is None else [results[i] for i in keep]
         self.restarts += len(causes)
         if lost:
-            raise InstancesLost(lost, chosen, errors, ", ".join(sorted(set(causes))))
+            raise InstancesLost(lost, chosen, errors, ", ".join(sorted(set(causes))) or "the actor is gone")
         if errors:
             if len(errors) == 1 and len(calls) == 1:
                 raise next(iter(errors.values()))  # one instance asked: its own exception, as ToolEnv raises it
             raise InstanceError(errors, chosen)
         return chosen
+
+    def _answer(self, k: int, ref: Any, method: str, mine: list[tuple[int, tuple[Any, ...]]]) -> Any:
+        """Actor `k`'s answer to `ref`, or (a string) why it died.
+
+        Once its death is reported, a call that finds it restarting is sent again when it is back:
+        its instances are fresh, so the call cannot repeat anything (a step meets an instance
+        waiting for reset; a reset is what was asked).
+        """
+        ray = self.ray
+        deadline = time.monotonic() + RESTART_WAIT_S
+        while True:
+            try:
+                return ray.get(ref)
+            except ray.exceptions.ActorUnavailableError as exc:
+                if self._incarnations[k] is not None or time.monotonic() > deadline:
+                    return type(exc).__name__
+                time.sleep(0.2)
+                ref = self.actors[k].call.remote(method, mine)
+            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError,
+                    ray.exceptions.ObjectLostError) as exc:
+                return type(exc).__name__
 
     def worker_pids(self) -> list[int]:
         """The actors' process ids (what a test kills to show what a lost actor costs)."""
