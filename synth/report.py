@@ -100,7 +100,9 @@ class MiningTotals:
 class SynthesisReport:
     """A run's yield/cost report; `to_dict` is report.json (fields in file order).
 
-    `sessions_wall_s`, `plots` and `catalog` are filled when the report is written.
+    `sessions_wall_s`, `plots`, `catalog` and `executor` are filled when the report is written;
+    `executor` is where the last session's workers ran (`{"kind", "workers"}`): a run resumed on
+    another executor says so, and registers the same envs.
     """
 
     run_id: str
@@ -134,12 +136,13 @@ class SynthesisReport:
     sessions_wall_s: list[float] = field(default_factory=list)
     plots: list[str] = field(default_factory=list)
     catalog: str = ""
+    executor: dict[str, Any] | None = None
 
     def to_dict(self, *, written: bool = True) -> dict[str, Any]:
         """The JSON object (`yield_` is `yield` there); `written=False` leaves out what writing adds."""
         data = {("yield" if k == "yield_" else k): v for k, v in asdict(self).items()}
         if not written:
-            for key in ("sessions_wall_s", "plots", "catalog"):
+            for key in ("sessions_wall_s", "plots", "catalog", "executor"):
                 del data[key]
         return data
 
@@ -383,7 +386,8 @@ def _realism_plot(x: Realism, folder: Path, plt: Any) -> str:
 
 
 def write_report(run_dir: Path, config: Any, summaries: dict[int, dict[str, Any]], catalog: Catalog, *,
-                 wall_s: float, report_dir: Path | None = None) -> SynthesisReport:
+                 wall_s: float, report_dir: Path | None = None,
+                 executor: dict[str, Any] | None = None) -> SynthesisReport:
     """Write report.json, report.md and the plots (into `report_dir`, default the run folder)."""
     folder = Path(report_dir) if report_dir else run_dir
     folder.mkdir(parents=True, exist_ok=True)
@@ -395,6 +399,7 @@ def write_report(run_dir: Path, config: Any, summaries: dict[int, dict[str, Any]
     report.sessions_wall_s = walls
     report.plots = _plots(report, folder)
     report.catalog = str(catalog.root)
+    report.executor = executor
     for name, text in (("report.json", json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n"),
                        ("report.md", render_markdown(report))):
         tmp = folder / f".{name}.tmp"

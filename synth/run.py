@@ -16,6 +16,16 @@ A run never replaces an env it did not write: an id the catalog already has (ano
 the same seed run again, an import, a hand-edited env) ends its slot as "existing" and the run
 proposes another. A run holds the catalog's writer lock (`<catalog>/.lock`) throughout, so a
 second run into the same catalog waits, then sees every env the first registered.
+
+Where a slot's worker runs is the executor's choice (`executor=`, verifier/executors): spawned
+processes here (default) or Ray actors. It is a keyword of `synthesize`, not part of the run's
+config, so a run started locally may be resumed on a cluster and back. The driver is the only
+writer of run.sqlite; a worker killed mid-slot is replaced and the slot continues from its last
+checkpoint, so it is neither lost nor counted twice. Across nodes, every worker must see the
+catalog folder (the run folder, its checkpoints.sqlite and staging/, and the env folders are read
+and written by workers) on a filesystem all nodes mount, and reach the model endpoints; an
+embedded model is served by the driver on 127.0.0.1, which only this node's workers reach, so a
+multi-node run needs a model server every node can reach (a registry model with a base_url).
 """
 
 from __future__ import annotations
@@ -24,7 +34,6 @@ import concurrent.futures as cf
 import contextlib
 import datetime as dt
 import json
-import multiprocessing
 import os
 import signal
 import sqlite3
@@ -42,8 +51,11 @@ from synth.backends import resolve_models
 from synth.pipeline import FINAL, SKIPPED, Context, build_graph
 from synth.report import SynthesisReport, write_report
 from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, runs_dir
+from verifier.executors import ExecutorSpec, WorkerPool, open_pool
 
 __all__ = ["RunConfig", "RunError", "RunModels", "resolve_models", "runs_dir", "synthesize"]
+
+LOCAL = ExecutorSpec()  # the default executor: this machine's process pool
 
 
 # --- the slots table --------------------------------------------------------------------------------
@@ -102,15 +114,32 @@ def _open_graph(run_dir: Path, config: RunConfig, models: RunModels, *,
     return build_graph(ctx, checkpointer=saver), ctx, connection
 
 
+UNSHARED = ("the worker cannot see the run folder {run_dir}: --executor ray across nodes needs the catalog folder "
+            "on a filesystem every node mounts (at the same path)")
+
+
 def _worker_init(run_dir: str, config: dict[str, Any], models: RunModels) -> None:
+    """Open the slot graph once per worker process (a local process or a Ray actor).
+
+    A worker that cannot see the run folder (a Ray node without the shared filesystem) keeps the
+    reason instead of raising: every unit it is given then fails with that one line, which the
+    driver raises as the run's error, where a failed actor start would only say the worker died.
+    """
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver handles Ctrl-C and stops the pool
+    _WORKER.clear()
+    if not (Path(run_dir) / "config.json").is_file():
+        _WORKER["error"] = UNSHARED.format(run_dir=run_dir)
+        return
     graph, ctx, connection = _open_graph(Path(run_dir), RunConfig(**config), models, dedup=None)
     _WORKER.update(graph=graph, ctx=ctx, connection=connection)
 
 
 def _finish_slot(thread_id: str) -> dict[str, Any]:
+    """A slot's graph from its last checkpoint to the end (the executor's unit; safe to run again)."""
+    if "error" in _WORKER:
+        raise RunError(_WORKER["error"])
     graph = _WORKER["graph"]
     config = {"configurable": {"thread_id": thread_id}}
     graph.invoke(None, config)
@@ -220,19 +249,22 @@ def _prepare(config: RunConfig, resume: str | None) -> tuple[RunConfig, Path]:
 
 
 def synthesize(config: RunConfig, *, resume: str | None = None, progress: bool | None = None,
-               report_dir: Path | None = None, models: RunModels | None = None) -> SynthesisReport:
+               report_dir: Path | None = None, models: RunModels | None = None,
+               executor: ExecutorSpec = LOCAL) -> SynthesisReport:
     """Run (or resume) synthesis; returns the run report (also written as JSON, Markdown and PNG).
 
     `models` are the run's models resolved from the registry (the CLI resolves them once); when
     omitted they are resolved here. For the embedded model one server is started for the session
-    and shared by all workers.
+    on 127.0.0.1 and shared by all workers (on a Ray cluster: the workers of this node only).
+    `executor` says where the slots' workers run (`config.workers` of them); the same seed
+    registers the same envs on either.
     """
     with Catalog(config.catalog).lock(f"synthesize --resume {resume}" if resume else "synthesize"):
-        return _locked(config, resume, progress, report_dir, models)
+        return _locked(config, resume, progress, report_dir, models, executor)
 
 
 def _locked(config: RunConfig, resume: str | None, progress: bool | None, report_dir: Path | None,
-            models: RunModels | None) -> SynthesisReport:
+            models: RunModels | None, executor: ExecutorSpec) -> SynthesisReport:
     """The run under the catalog's writer lock: one run at a time registers into a catalog, so counts stay true."""
     started = time.monotonic()
     if models is None:  # before the run folder is made: an unknown model leaves nothing behind
@@ -241,7 +273,7 @@ def _locked(config: RunConfig, resume: str | None, progress: bool | None, report
     with contextlib.ExitStack() as servers:
         reached = RunModels(generator=_reach(models.generator, servers, config.seed),
                             judge=_reach(models.judge, servers, config.seed))
-        return _drive(config, reached, run_dir, started, progress, report_dir)
+        return _drive(config, reached, run_dir, started, progress, report_dir, executor)
 
 
 def _reach(end: Endpoint | None, servers: contextlib.ExitStack, seed: int) -> Endpoint | None:
@@ -254,20 +286,23 @@ def _reach(end: Endpoint | None, servers: contextlib.ExitStack, seed: int) -> En
 
 
 def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, progress: bool | None,
-           report_dir: Path | None) -> SynthesisReport:
+           report_dir: Path | None, executor: ExecutorSpec) -> SynthesisReport:
     db = _db(run_dir / "run.sqlite")
     slots = _slots(db)
     catalog = Catalog(config.catalog)
     dedup = catalog_dedup_filter(catalog, [(s["env_id"], s["topic"]) for s in slots.values()
                                            if s["status"] not in SKIPPED and s["topic"]])
     graph, ctx, connection = _open_graph(run_dir, config, models, dedup=dedup)
+    ctx.claims = {}  # env id -> its first slot past dedup (resume: the slots table's), so ids go in slot order
+    for s in slots.values():
+        if s["env_id"] and s["status"] not in SKIPPED:
+            ctx.claims.setdefault(s["env_id"], s["slot"])
     bar = _Progress(config.n, sys.stderr.isatty() if progress is None else progress)
     recorded = {k: s for k, s in slots.items() if s["status"] in FINAL and s["summary"]}
     counts = {status: sum(s["status"] == status for s in recorded.values()) for status in FINAL}
     summaries = {k: s["summary"] for k, s in recorded.items()}
-    mp = multiprocessing.get_context("spawn")
-    pool = cf.ProcessPoolExecutor(max_workers=max(1, config.workers), mp_context=mp, initializer=_worker_init,
-                                  initargs=(str(run_dir), asdict(config), models))
+    pool: WorkerPool = open_pool(executor, workers=max(1, config.workers), initializer=_worker_init,
+                                 initargs=(str(run_dir), asdict(config), models), name=f"synthesize-{config.run_id}")
     in_flight: dict[cf.Future[dict[str, Any]], int] = {}
     interrupted = False
     stop = _StopFlag()
@@ -325,6 +360,8 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
                 slot = in_flight.pop(future)
                 try:
                     finished(slot, future.result())
+                except RunError:  # the workers cannot run any slot (e.g. a node without the catalog folder)
+                    raise
                 except Exception as exc:  # a worker died or a node raised: record, never lose the run
                     finished(slot, {"slot": slot, "status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:500],
                                     "env_id": None, "stages": {}, "topic": None})
@@ -335,14 +372,12 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
         interrupted = interrupted or stop.is_set()
         stop.restore()
         bar.end()
-        if interrupted:  # stop in-flight slots now: their checkpoints let --resume redo the unfinished step
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.terminate()
-        pool.shutdown(wait=not interrupted, cancel_futures=True)
+        # interrupted (or failed): stop in-flight slots now; their checkpoints let --resume redo the unfinished step
+        pool.close(cancel=interrupted or sys.exc_info()[0] is not None)
         ctx.close()
         connection.close()
         db.close()
     if interrupted:
         raise KeyboardInterrupt(config.run_id)
     return write_report(run_dir, config, summaries, catalog, wall_s=time.monotonic() - started,
-                        report_dir=report_dir)
+                        report_dir=report_dir, executor={"kind": executor.kind, "workers": pool.workers})
