@@ -71,6 +71,9 @@ _WORKER: dict[str, Any] = {}  # per worker process: the catalog and its sandbox 
 
 def _open_worker(root: str, include_reference: bool, timeout: float) -> None:
     """What a worker keeps between envs: the catalog (by its root: handles do not travel) and one sandbox pool."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it closes the pool
     pool = SandboxPool(1, timeout=timeout)
     atexit.register(pool.close)
     _WORKER.update(catalog=Catalog(root, include_reference=include_reference), pool=pool)
