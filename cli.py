@@ -266,24 +266,35 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_gate(args: argparse.Namespace) -> int:
-    from verifier.gate import verify_env
-    from verifier.gate_report import broken_env_report, render_gate_report
+    from verifier.gate import verify_env, verify_envs
+    from verifier.gate_report import GateReport, broken_env_report, render_gate_report
     from verifier.sandbox import SandboxPool
 
     catalog = _catalog(args)
     if args.all == bool(args.env_id):
         raise UserError("name one env (python cli.py verify gate library) or pass --all")
+    executor = _executor(args)
+    if not args.all and not executor.is_local:
+        raise UserError("--executor ray spreads the envs of --all over a cluster; one env runs on this machine")
     if args.no_reference:
         catalog.include_reference = False
     summaries, broken = catalog.list() if args.all else ([], [])
-    ids = [s.id for s in summaries] if args.all else [args.env_id]
     reports = [broken_env_report(problem.path.name, problem.reason, args.gate) for problem in broken]
     for report in reports:
         print(f"broken env folder {report.env}: {report.checks[0].detail}", file=sys.stderr)
-    with SandboxPool(args.workers, timeout=args.timeout) as pool:
-        for env_id in ids:
-            print(f"verifying {env_id} ...", file=sys.stderr)
-            reports.append(verify_env(catalog.get(env_id), pool, examples=args.examples, seed=args.seed,
+    if args.all:  # one env per unit, side by side on the executor's workers
+
+        def verified(report: GateReport) -> None:
+            print(f"verified {report.env}: score {report.score:.2f}, {'passed' if report.passed else 'FAILED'}",
+                  file=sys.stderr)
+
+        reports += verify_envs(catalog, [s.id for s in summaries], executor=executor, workers=args.workers,
+                               examples=args.examples, seed=args.seed, gate=args.gate, timeout=args.timeout,
+                               progress=verified)
+    else:
+        with SandboxPool(args.workers, timeout=args.timeout) as pool:
+            print(f"verifying {args.env_id} ...", file=sys.stderr)
+            reports.append(verify_env(catalog.get(args.env_id), pool, examples=args.examples, seed=args.seed,
                                       gate=args.gate))
     if args.json:
         _print_json(reports[0].to_dict() if len(reports) == 1 and not args.all else [r.to_dict() for r in reports])

@@ -44,13 +44,23 @@ def mine(state: SlotState, ctx: Context) -> dict[str, Any]:
 
 
 def dedup(state: SlotState, ctx: Context) -> dict[str, Any]:
-    """End the slot if its id is taken in the catalog or its topic is too close to one already taken."""
+    """End the slot if its id is taken (in the catalog, or by an earlier slot of the run) or its topic is too close to one.
+
+    Two slots of a run can come with one env id (a hash collision, a model naming its env); both
+    would pass the topic filter, and whichever worker registered first would own the id. The
+    driver's `claims` give the id to the earlier slot instead, whatever the timing.
+    """
     started = time.monotonic()
     topic = state["topic"]
     taken = _taken(ctx.catalog, state)
     if taken:
         return {"status": "existing", "reason": taken,
                 "stages": record_stage(state, "dedup", ok=False, seconds=time.monotonic() - started, detail=taken)}
+    owner = (ctx.claims or {}).get(state["env_id"], state["slot"])
+    if owner != state["slot"]:  # decided here, in slot order: not by which of the two would register first
+        reason = f"env id {state['env_id']} is slot {owner}'s, earlier in this run"
+        return {"status": "deduplicated", "reason": reason,
+                "stages": record_stage(state, "dedup", ok=False, seconds=time.monotonic() - started, detail=reason)}
     if ctx.dedup is None:
         accepted, nearest, similarity = True, None, 0.0
     else:
@@ -60,6 +70,8 @@ def dedup(state: SlotState, ctx: Context) -> dict[str, Any]:
                                                      detail=f"nearest {nearest} at {similarity:.3f}")}
     if not accepted:
         update.update(status="deduplicated", reason=f"topic too close to {nearest} (cosine {similarity:.3f})")
+    elif ctx.claims is not None:
+        ctx.claims[state["env_id"]] = state["slot"]
     return update
 
 

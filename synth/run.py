@@ -307,6 +307,10 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
     dedup = catalog_dedup_filter(catalog, [(s["env_id"], s["topic"]) for s in slots.values()
                                            if s["status"] not in SKIPPED and s["topic"]])
     graph, ctx, connection = _open_graph(run_dir, config, models, dedup=dedup)
+    ctx.claims = {}  # env id -> its first slot past dedup (resume: the slots table's), so ids go in slot order
+    for s in slots.values():
+        if s["env_id"] and s["status"] not in SKIPPED:
+            ctx.claims.setdefault(s["env_id"], s["slot"])
     bar = _Progress(config.n, sys.stderr.isatty() if progress is None else progress)
     recorded = {k: s for k, s in slots.items() if s["status"] in FINAL and s["summary"]}
     counts = {status: sum(s["status"] == status for s in recorded.values()) for status in FINAL}

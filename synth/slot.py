@@ -61,6 +61,7 @@ class Context:
     gate_examples: int  # the gate's effort: RunConfig holds the defaults, once
     gate_effort: float
     dedup: DedupFilter | None = None
+    claims: dict[str, int] | None = None  # the driver's: env id -> the first slot of the run that passed dedup with it
     judge: Callable[[Any, SandboxPool], dict[str, Any]] | None = None  # synth.judge.RuleJudge
     _pool: SandboxPool | None = field(default=None, repr=False)
 

@@ -4,24 +4,34 @@ The checks and their severities are registered in verifier/properties.py (verifi
 the registry); the threshold and effort presets are in verifier/gate_settings.py. The spec must
 extract before any property can be searched, so that check is decided here. Without a plan the
 intent checks cannot run, and the report says so.
+
+`verify_envs` runs the gate over many envs (`verify --all`), one env per unit on an executor
+(verifier/executors): each worker, a local process or a Ray actor, opens the catalog and one
+sandbox pool once, so envs are checked side by side where the single-env loop ran one at a time.
 """
 
 from __future__ import annotations
 
+import atexit
+import concurrent.futures as cf
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from catalog.store import EnvHandle
+from catalog.store import Catalog, EnvHandle
 from constraints.completeness import spec_of
 from constraints.extract import ExtractionError
 from verifier.checks import CheckResult
+from verifier.executors import ExecutorSpec, open_pool
 from verifier.gate_report import GateReport, broken_env_report
 from verifier.gate_settings import GATE, VERIFY
 from verifier.intent import load_plan
 from verifier.properties import PropertySuite
-from verifier.sandbox import SandboxPool
+from verifier.sandbox import DEFAULT_TIMEOUT, SandboxPool
 
-__all__ = ["GATE", "GateReport", "broken_env_report", "verify_env"]
+__all__ = ["GATE", "GateReport", "broken_env_report", "verify_env", "verify_envs"]
+
+LOCAL = ExecutorSpec()
 
 
 def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = VERIFY.examples, seed: int = 0,
@@ -52,3 +62,45 @@ def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = VERIFY.e
     return GateReport.scored(handle.id, [*checks, *extra_checks], gate=gate,
                              plan=f"present ({plan.source})" if plan else "none: generic properties only",
                              seconds=time.monotonic() - started)
+
+
+# --- many envs, one per unit ------------------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}  # per worker process: the catalog and its sandbox pool
+
+
+def _open_worker(root: str, include_reference: bool, timeout: float) -> None:
+    """What a worker keeps between envs: the catalog (by its root: handles do not travel) and one sandbox pool."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it closes the pool
+    pool = SandboxPool(1, timeout=timeout)
+    atexit.register(pool.close)
+    _WORKER.update(catalog=Catalog(root, include_reference=include_reference), pool=pool)
+
+
+def _verify_unit(env_id: str, examples: int, seed: int, gate: float) -> GateReport:
+    return verify_env(_WORKER["catalog"].get(env_id), _WORKER["pool"], examples=examples, seed=seed, gate=gate)
+
+
+def verify_envs(catalog: Catalog, env_ids: Sequence[str], *, executor: ExecutorSpec = LOCAL, workers: int = 2,
+                examples: int = VERIFY.examples, seed: int = 0, gate: float = GATE, timeout: float = DEFAULT_TIMEOUT,
+                progress: Callable[[GateReport], None] | None = None) -> list[GateReport]:
+    """The gate report of each env of `catalog` in `env_ids`, in that order, whichever executor ran them.
+
+    Envs run side by side on `workers` workers of `executor`, each with its own sandbox pool;
+    `progress` sees each report as its env finishes. On Ray every node needs the catalog folder
+    at the same path (reference envs ship with the package).
+    """
+    if not env_ids:
+        return []
+    reports: list[GateReport | None] = [None] * len(env_ids)
+    with open_pool(executor, workers=min(workers, len(env_ids)), initializer=_open_worker,
+                   initargs=(str(catalog.root), catalog.include_reference, timeout), name="verify") as pool:
+        futures = {pool.submit(_verify_unit, env_id, examples, seed, gate): k for k, env_id in enumerate(env_ids)}
+        for future in cf.as_completed(futures):
+            report = future.result()
+            reports[futures[future]] = report
+            if progress is not None:
+                progress(report)
+    return [r for r in reports if r is not None]

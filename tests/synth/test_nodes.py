@@ -95,6 +95,19 @@ def test_dedup_ends_a_slot_whose_id_another_slot_wrote(walk):
     assert update["status"] == "existing" and "kept, not replaced" in update["reason"]
 
 
+def test_dedup_gives_an_env_id_to_the_first_slot_of_the_run_that_claims_it(walk, tmp_path):
+    """Two slots with one id: the later ends at dedup, in slot order, not at register by whichever finishes first."""
+    _, before, _, _ = walk
+    ctx = Context(run_dir=tmp_path / ".runs" / "run-t", catalog=Catalog(tmp_path), generator=ProceduralGenerator(),
+                  gate_examples=8, gate_effort=0.05, dedup=DedupFilter(), claims={})
+    first = {**before["dedup"], "slot": 2}
+    assert dedup(first, ctx).get("status") is None and ctx.claims == {first["env_id"]: 2}  # type: ignore[arg-type]
+    assert dedup(first, ctx).get("status") is None  # the same slot again (a resumed run): still its own
+    update = dedup({**first, "slot": 5}, ctx)  # type: ignore[arg-type]
+    assert update["status"] == "deduplicated" and update["reason"] == f"env id {first['env_id']} is slot 2's, earlier in this run"
+    assert route_after_dedup({**first, **update}) == END  # type: ignore[typeddict-item]
+
+
 def test_static_check_turns_broken_code_into_feedback(walk):
     ctx, before, _, _ = walk
     update = static_check({**before["static_check"], "code": "class Broken(:\n", "problems": []}, ctx)
