@@ -52,6 +52,7 @@ from synth.pipeline import FINAL, SKIPPED, Context, build_graph
 from synth.report import SynthesisReport, write_report
 from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, runs_dir
 from verifier.executors import ExecutorSpec, WorkerPool, open_pool
+from verifier.isolation import Isolation, default_isolation, require_isolation, set_default_isolation
 
 __all__ = ["RunConfig", "RunError", "RunModels", "resolve_models", "runs_dir", "synthesize"]
 
@@ -118,16 +119,19 @@ UNSHARED = ("the worker cannot see the run folder {run_dir}: --executor ray acro
             "on a filesystem every node mounts (at the same path)")
 
 
-def _worker_init(run_dir: str, config: dict[str, Any], models: RunModels) -> None:
+def _worker_init(run_dir: str, config: dict[str, Any], models: RunModels, isolation: Isolation) -> None:
     """Open the slot graph once per worker process (a local process or a Ray actor).
 
     A worker that cannot see the run folder (a Ray node without the shared filesystem) keeps the
     reason instead of raising: every unit it is given then fails with that one line, which the
     driver raises as the run's error, where a failed actor start would only say the worker died.
+    The gate's sandbox isolation is the driver's (a worker process does not inherit
+    --unsafe-no-isolation).
     """
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver handles Ctrl-C and stops the pool
+    set_default_isolation(isolation)
     _WORKER.clear()
     if not (Path(run_dir) / "config.json").is_file():
         _WORKER["error"] = UNSHARED.format(run_dir=run_dir)
@@ -269,6 +273,8 @@ def _locked(config: RunConfig, resume: str | None, progress: bool | None, report
     started = time.monotonic()
     if models is None:  # before the run folder is made: an unknown model leaves nothing behind
         models = resolve_models(read_run_config(Path(config.catalog), resume) if resume else config)
+    if default_isolation() == "os":  # one line with the fix, before the run folder, not a failed gate per slot
+        require_isolation()
     config, run_dir = _prepare(config, resume)
     with contextlib.ExitStack() as servers:
         reached = RunModels(generator=_reach(models.generator, servers, config.seed),
@@ -302,7 +308,8 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
     counts = {status: sum(s["status"] == status for s in recorded.values()) for status in FINAL}
     summaries = {k: s["summary"] for k, s in recorded.items()}
     pool: WorkerPool = open_pool(executor, workers=max(1, config.workers), initializer=_worker_init,
-                                 initargs=(str(run_dir), asdict(config), models), name=f"synthesize-{config.run_id}")
+                                 initargs=(str(run_dir), asdict(config), models, default_isolation()),
+                                 name=f"synthesize-{config.run_id}")
     in_flight: dict[cf.Future[dict[str, Any]], int] = {}
     interrupted = False
     stop = _StopFlag()

@@ -152,7 +152,7 @@ def test_a_worker_that_cannot_see_the_run_folder_fails_each_slot_in_one_clear_li
     missing = tmp_path / "not-mounted" / ".runs" / "run-x"
     handler = signal.getsignal(signal.SIGINT)
     try:
-        _worker_init(str(missing), _config(tmp_path).to_dict(), RunModels())  # what a node without the folder runs
+        _worker_init(str(missing), _config(tmp_path).to_dict(), RunModels(), "os")  # a node without the folder
     finally:
         signal.signal(signal.SIGINT, handler)  # the initializer ignores Ctrl-C, as a worker should; pytest should not
     with pytest.raises(RunError) as caught:
