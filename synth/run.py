@@ -26,6 +26,9 @@ catalog folder (the run folder, its checkpoints.sqlite and staging/, and the env
 and written by workers) on a filesystem all nodes mount, and reach the model endpoints; an
 embedded model is served by the driver on 127.0.0.1, which only this node's workers reach, so a
 multi-node run needs a model server every node can reach (a registry model with a base_url).
+Not yet shown across nodes: checkpoints.sqlite is a WAL-mode SQLite file that every worker
+writes, and SQLite's WAL needs all its writers on one host (its index is shared memory), so a
+run spread over nodes needs another checkpointer first; on one node (tested) it is sound.
 """
 
 from __future__ import annotations
