@@ -443,7 +443,7 @@ def _export_default_bench(args: argparse.Namespace, bench: Path) -> None:
 
 
 def _export_with_progress(args: argparse.Namespace, composition: Any, *, seed: int, workers: int | None = None,
-                          env_ids: list[str] | None = None) -> Any:
+                          env_ids: list[str] | None = None, executor: Any = None) -> Any:
     """verifier.samples.export_samples with its progress on stderr (a terminal only, never with --json)."""
     from verifier.samples import export_samples
 
@@ -451,18 +451,19 @@ def _export_with_progress(args: argparse.Namespace, composition: Any, *, seed: i
     try:
         return export_samples(_catalog(args), composition, seed=seed,
                               progress=lambda stage, done, total: line.show(f"{stage}: {done}/{total}"),
-                              **({"workers": workers} if workers else {}), env_ids=env_ids)
+                              **({"workers": workers} if workers else {}), env_ids=env_ids, executor=executor)
     finally:
         line.end()
 
 
 def cmd_audit_sim(args: argparse.Namespace) -> int:
-    from synth.simulation import open_simulator
+    from synth.simulation import open_simulator, recipe_for
     from synth.simulators import audit_label
     from verifier.audit import render_summary, run_audit
 
     if args.property_based:
         return _cmd_property_audit(args)
+    executor = _executor(args)
     bench = Path(args.bench) if args.bench else _default_bench(args)
     if not args.bench and not bench.is_file():
         _export_default_bench(args, bench)
@@ -477,7 +478,8 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
 
     try:
         with open_simulator(args.model, args.mode, args.on_violation, seed=args.seed) as simulator:
-            report = run_audit(items, simulator, out, workers=args.workers, limit=args.limit, progress=progress)
+            report = run_audit(items, simulator, out, workers=args.workers, limit=args.limit, progress=progress,
+                               executor=executor, recipe=None if executor.is_local else recipe_for(simulator))
     except ValueError as exc:  # a bad mode or policy (unknown models, unreachable endpoints, aborted audits
         raise UserError(str(exc)) from exc  # are EnvforgeErrors: main prints them)
     except KeyboardInterrupt:
@@ -501,6 +503,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     from synth.llm import open_client
     from synth.rollout import (
         ModelAgent,
+        ModelAgentFactory,
         RolloutConfig,
         build_report,
         json_summary,
@@ -510,9 +513,10 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         run_rollouts,
         write_report,
     )
-    from synth.simulation import open_simulator
+    from synth.simulation import open_simulator, recipe_for
     from synth.simulators import SIMULATORS
 
+    executor = _executor(args)
     if bool(args.env) == bool(args.all):
         raise UserError("give --env ID (repeatable) or --all")
     catalog = _catalog(args)
@@ -533,8 +537,11 @@ def cmd_rollout(args: argparse.Namespace) -> int:
             else:
                 client = stack.enter_context(open_client(args.model, seed=args.seed, timeout=args.timeout))
                 factory = lambda unit, handle: ModelAgent(client, max_tokens=config.max_tokens)  # noqa: E731
+                if not executor.is_local:  # workers open their own client to the endpoint the driver reaches
+                    factory = ModelAgentFactory.of(client, max_tokens=config.max_tokens)
+            recipe = recipe_for(simulator) if simulator is not None and not executor.is_local else None
             result = run_rollouts(catalog, units, config, out, agent_factory=factory, simulator=simulator,
-                                  concurrency=args.concurrency,
+                                  concurrency=args.concurrency, executor=executor, simulator_recipe=recipe,
                                   progress=lambda done, total, _t: line.show(f"{done}/{total} episodes"))
     except KeyboardInterrupt:
         print(f"\ninterrupted; finished trajectories are kept in {out / 'trajectories.jsonl'}: rerun the same command "
@@ -578,6 +585,10 @@ def _cmd_property_audit(args: argparse.Namespace) -> int:
 
     if args.env and args.all:
         raise UserError("give --env ID or --all, not both")
+    if not _executor(args).is_local:  # one budget and one answer cache span every env: no per-env units to farm out
+        raise UserError("audit-sim --property-based runs on this machine only (its search shares one call budget and "
+                        "one answer cache across envs); drop --executor ray, or audit exported samples on Ray "
+                        "(audit-sim without --property-based)")
     out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".audits" / (
         f"{audit_label(args.model, args.mode)}-properties-s{args.seed}")
     audit = PropertyAudit(env_ids=args.env, budget=Budget(calls=args.budget, tokens=args.max_tokens), seed=args.seed)
@@ -644,7 +655,7 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
         except CompositionError as exc:
             raise UserError(str(exc)) from exc
         result = _export_with_progress(args, composition, seed=args.seed, workers=args.workers,
-                                       env_ids=args.env or None)
+                                       env_ids=args.env or None, executor=_executor(args))
         items, report = result.items, result.report
     written = {}
     if args.split_by == "env":

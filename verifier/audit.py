@@ -24,6 +24,12 @@ Why it is built the way it is:
 - Simulators are I/O bound (HTTP to a model server), so predictions run on daemon threads; a
   Ctrl-C in the caller stops at once without waiting for in-flight requests (they are re-asked
   on resume).
+- With `executor=ExecutorSpec("ray")` a unit is one item's prediction on a Ray actor, which
+  builds its own simulator once from `recipe` (picklable: verifier/ cannot import the synth code
+  that makes simulators, so the caller hands it in). The driver keeps `workers` items in flight,
+  records each answer as it lands and stops feeding on a fatal error, as with threads; it stays
+  the only writer of results.jsonl, so a unit rerun after a worker died is recorded once. Both
+  ways of answering are in verifier/audit_feed.py.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from catalog.bench import BenchItem, SimResult, Simulator
 from catalog.delta import DeltaOp
 from catalog.errors import EnvforgeError
 from catalog.strata import RUNG_NAMES, rung_of_strata
+from verifier.audit_feed import PoolFeed, is_fatal, open_worker, thread_worker
 from verifier.audit_render import compare_reports, rebuild_report, render_markdown, render_summary, write_report
 from verifier.audit_report import ENVSIMBENCH_PUBLISHED, AuditReport, GroupStats, build_report, op_diff
 from verifier.audit_results import (
@@ -59,6 +66,7 @@ from verifier.audit_results import (
     repair_tail,
     write_json,
 )
+from verifier.executors import ExecutorSpec, WorkerPool, open_pool
 from verifier.metrics import envsimbench_config_match, feedback_match, op_scores, strict_config_match
 
 __all__ = [
@@ -142,34 +150,15 @@ def _record(item: BenchItem, prediction: SimResult, seconds: float, simulator: S
     }
 
 
-def is_fatal(exc: BaseException) -> bool:
-    """An error that ends the whole run (an unreachable endpoint, or `fatal = True`), not just one answer."""
-    return getattr(exc, "fatal", False) is True or any(c.__name__ == "EndpointUnreachable" for c in type(exc).__mro__)
-
-
-# --- running ------------------------------------------------------------------------------------
-def _worker(simulator: Simulator, jobs: queue.Queue[BenchItem], results: queue.Queue[tuple[Any, ...]],
-            stop: threading.Event) -> None:
-    while not stop.is_set():
-        try:
-            item = jobs.get_nowait()
-        except queue.Empty:
-            return
-        started = time.perf_counter()
-        try:
-            answer: Any = simulator.predict(item)
-        except BaseException as exc:  # handed to the main thread, which decides what it means
-            results.put((item, exc, time.perf_counter() - started))
-            if is_fatal(exc) or not isinstance(exc, Exception):
-                return
-            continue
-        results.put((item, answer, time.perf_counter() - started))
-
-
 def run_audit(items: Iterable[BenchItem], simulator: Simulator, out_dir: Path | str, *, workers: int = 2,
               limit: int | None = None, progress: ProgressFn | None = None, price_note: str | None = None,
-              plots: bool = True) -> AuditReport:
+              plots: bool = True, executor: ExecutorSpec | None = None,
+              recipe: Callable[[], Simulator] | None = None) -> AuditReport:
     """Audit `simulator` on `items`; append answers to out_dir/results.jsonl, write and return the report.
+
+    `executor` (default local) runs predictions on `workers` threads of this process; ray on `workers` Ray
+    actors, each building its simulator from `recipe` (picklable, required then; `simulator`
+    still names the results). Everything else is the same: files, resume, fatal errors.
 
     Resumes from an existing results.jsonl of the same simulator (name and mode). `progress(done,
     total, record)` is called once after resuming (record None) and after each answer, on the
@@ -206,9 +195,12 @@ def run_audit(items: Iterable[BenchItem], simulator: Simulator, out_dir: Path | 
             progress(finished, len(selection), None)
         session = {"started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "asked": len(todo),
                    "answered": 0, "end": "running"}
+        executor = executor or ExecutorSpec()
+        if not executor.is_local and recipe is None:
+            raise AuditError("an audit on Ray needs the simulator's recipe (how a worker builds it)")
         clock = time.perf_counter()
         try:
-            _ask(todo, simulator, out, workers, progress, finished, len(selection))
+            _ask(todo, simulator, out, workers, progress, finished, len(selection), executor, recipe)
             session["end"] = "done"
         except AuditAborted as exc:
             session["end"] = f"aborted: {exc}"
@@ -231,19 +223,40 @@ def run_audit(items: Iterable[BenchItem], simulator: Simulator, out_dir: Path | 
 
 
 def _ask(todo: list[BenchItem], simulator: Simulator, out: Path, workers: int, progress: ProgressFn | None,
-         finished: int, total: int) -> int:
-    """Run predictions on daemon threads, appending each answer as it arrives; return how many were answered."""
+         finished: int, total: int, executor: ExecutorSpec | None = None,
+         recipe: Callable[[], Simulator] | None = None) -> int:
+    """Run predictions on daemon threads or a Ray pool, appending each answer as it arrives; return how many."""
     if not todo:
         return 0
-    jobs: queue.Queue[BenchItem] = queue.Queue()
-    for item in todo:
-        jobs.put(item)
     results: queue.Queue[tuple[Any, ...]] = queue.Queue()
     stop = threading.Event()
-    threads = [threading.Thread(target=_worker, args=(simulator, jobs, results, stop), daemon=True,
-                                name=f"audit-{n}") for n in range(max(1, min(workers, len(todo))))]
-    for thread in threads:
-        thread.start()
+    size = max(1, min(workers, len(todo)))
+    pool: WorkerPool | None = None
+    if executor is None or executor.is_local:
+        jobs: queue.Queue[BenchItem] = queue.Queue()
+        for item in todo:
+            jobs.put(item)
+        threads = [threading.Thread(target=thread_worker, args=(simulator, jobs, results, stop), daemon=True,
+                                    name=f"audit-{n}") for n in range(size)]
+        for thread in threads:
+            thread.start()
+
+        def alive() -> bool:
+            return any(t.is_alive() for t in threads)
+    else:
+        pool = open_pool(executor, workers=size, initializer=open_worker, initargs=(recipe,), name="audit")
+        alive = PoolFeed(pool, todo, results, stop, size).alive
+    try:
+        return _record_answers(todo, simulator, out, progress, finished, total, results, stop, alive)
+    finally:
+        if pool is not None:
+            pool.close(cancel=True)  # nothing is left in flight unless interrupted: those are re-asked on resume
+
+
+def _record_answers(todo: list[BenchItem], simulator: Simulator, out: Path, progress: ProgressFn | None,
+                    finished: int, total: int, results: queue.Queue[tuple[Any, ...]], stop: threading.Event,
+                    alive: Callable[[], bool]) -> int:
+    """The driver's loop: append each answer to results.jsonl as it arrives; raise on a fatal one."""
     answered = 0
     failure: BaseException | None = None
     with (out / RESULTS_FILE).open("a", encoding="utf-8") as sink:
@@ -252,7 +265,7 @@ def _ask(todo: list[BenchItem], simulator: Simulator, out: Path, workers: int, p
                 try:
                     item, answer, seconds = results.get(timeout=0.2)
                 except queue.Empty:
-                    if any(t.is_alive() for t in threads) or not results.empty():
+                    if alive() or not results.empty():
                         continue
                     break  # every worker ended (stopped or out of items) and nothing is left to record
                 if isinstance(answer, BaseException) and (is_fatal(answer) or not isinstance(answer, Exception)):

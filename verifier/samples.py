@@ -25,6 +25,10 @@ few envs dominate them. Here the strata are searched for directly:
 - Spec extraction is static analysis of trusted code (no env code runs), so it runs in plain
   child processes (`python -m verifier._spec_worker`); every env call runs in the sandbox pool (`SandboxPool.run_many`), which keeps a
   worker on one env while it has jobs. Everything is deterministic for a seed.
+- With `executor=ExecutorSpec("ray")` the sandbox jobs of each batch run on Ray actors
+  (`verifier.executors.sandbox_jobs`), each holding a one-worker sandbox pool; the search, the
+  quotas and spec extraction stay in the calling process (extraction is cheap static analysis,
+  a few seconds for hundreds of envs), so the export is the same item for item.
 """
 
 from __future__ import annotations
@@ -56,8 +60,10 @@ from constraints.spec import ConstraintSpec, ToolSpec
 from verifier._spec_worker import extract
 from verifier.audit_results import RESULTS_FILE, is_wrong, load_results
 from verifier.compositions import BUCKETS, Composition, CompositionError
+from verifier.executors import ExecutorSpec
+from verifier.executors.sandbox_jobs import JobPool, open_sandbox_pool
 from verifier.export_report import BucketReport, ExportReport, render_export_report
-from verifier.sandbox import DEFAULT_TIMEOUT, Job, JobResult, SandboxPool
+from verifier.sandbox import DEFAULT_TIMEOUT, Job, JobResult
 
 __all__ = ["BUCKETS", "Composition", "CompositionError", "ExportResult", "export_samples",
            "export_failures", "render_export_report", "ExportReport", "ProgressFn"]
@@ -362,8 +368,10 @@ class _Exporter:
     VERIFY_PASSES = 6
 
     def __init__(self, catalog: Catalog, composition: Composition, seed: int, workers: int,
-                 env_ids: list[str] | None, progress: ProgressFn | None, timeout: float) -> None:
+                 env_ids: list[str] | None, progress: ProgressFn | None, timeout: float,
+                 executor: ExecutorSpec | None = None) -> None:
         self.catalog, self.composition, self.seed = catalog, composition, seed
+        self.executor = executor or ExecutorSpec()
         self.progress = progress or (lambda stage, done, total: None)
         self.env_ids = env_ids
         self.workers, self.timeout = workers, timeout
@@ -409,13 +417,13 @@ class _Exporter:
             self.searches.append(search)
 
     # --- search -----------------------------------------------------------------------------------
-    def run_jobs(self, pool: SandboxPool, jobs: list[Job]) -> list[JobResult]:
+    def run_jobs(self, pool: JobPool, jobs: list[Job]) -> list[JobResult]:
         """Run jobs in the sandbox (results in input order), counting jobs and calls for the report."""
         self.sandbox_jobs += len(jobs)
         self.sandbox_calls += sum(len(job.actions) for job in jobs)
         return pool.run_many(jobs)
 
-    def execute(self, pool: SandboxPool, planned: list[tuple[_EnvSearch, Job]]) -> None:
+    def execute(self, pool: JobPool, planned: list[tuple[_EnvSearch, Job]]) -> None:
         results = self.run_jobs(pool, [job for _, job in planned])
         for (search, job), result in zip(planned, results, strict=True):
             search.absorb(job, result)
@@ -434,7 +442,7 @@ class _Exporter:
             short[bucket] = max(2, math.ceil(1.5 * quota / max(1, len(reachers))))
         return short
 
-    def search(self, pool: SandboxPool) -> None:
+    def search(self, pool: JobPool) -> None:
         self.rounds = 1
         self.progress("search 1", 0, 1)
         self.execute(pool, [(s, job) for s in self.searches for job in s.probe_jobs()])
@@ -509,7 +517,7 @@ class _Exporter:
         return self.identities[candidate.key]
 
     # --- verification -----------------------------------------------------------------------------
-    def verify(self, pool: SandboxPool, candidates: list[_Candidate]) -> None:
+    def verify(self, pool: JobPool, candidates: list[_Candidate]) -> None:
         """Re-execute each new candidate twice from its state; record whether all three runs agree."""
         todo = [c for c in candidates if c.key not in self.verified]
         if not todo:
@@ -560,7 +568,7 @@ class _Exporter:
             return False, "bucket changed on re-execution", None
         return True, "", item
 
-    def fill(self, pool: SandboxPool, counts: dict[str, int]) -> dict[str, list[_Candidate]]:
+    def fill(self, pool: JobPool, counts: dict[str, int]) -> dict[str, list[_Candidate]]:
         """Select, verify, replace the dropped, until the selection is verified (or candidates run out)."""
         chosen: dict[str, list[_Candidate]] = {}
         for passes in range(1, self.VERIFY_PASSES + 1):
@@ -577,7 +585,7 @@ class _Exporter:
         started = time.perf_counter()
         self.load()
         self.specs_seconds = time.perf_counter() - started
-        with SandboxPool(max(1, self.workers), timeout=self.timeout) as pool:
+        with open_sandbox_pool(self.executor, self.workers, timeout=self.timeout) as pool:
             self.search(pool)
             searched = time.perf_counter()
             composition = self.composition
@@ -648,15 +656,16 @@ class _Exporter:
 
 def export_samples(catalog: Catalog, composition: Composition, *, seed: int = 0, workers: int = 2,
                    env_ids: list[str] | None = None, progress: ProgressFn | None = None,
-                   timeout: float = DEFAULT_TIMEOUT) -> ExportResult:
+                   timeout: float = DEFAULT_TIMEOUT, executor: ExecutorSpec | None = None) -> ExportResult:
     """Search catalog envs for verified samples filling `composition` (deterministic for a seed).
 
     `env_ids` restricts the search (unknown ids raise CatalogError); `workers` sandbox workers run
     the env code; `progress(stage, done, total)` reports specs, search rounds and verification.
     The report says per bucket: wanted, found, distinct envs, candidates, dropped as
-    non-reproducible; and overall: distinct envs, re-executions, timings, sandbox use.
+    non-reproducible; and overall: distinct envs, re-executions, timings, sandbox use. `executor`
+    ray runs the sandbox jobs on `workers` Ray actors instead (same items).
     """
-    return _Exporter(catalog, composition, seed, workers, env_ids, progress, timeout).run()
+    return _Exporter(catalog, composition, seed, workers, env_ids, progress, timeout, executor).run()
 
 
 # --- failures of an audit ---------------------------------------------------------------------------

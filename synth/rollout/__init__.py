@@ -11,11 +11,19 @@ step and trajectory marked verified or diverged.
 from synth.rollout.agents import Agent, AgentFailed, ModelAgent, ReferenceAgent, ToolCall, Turn
 from synth.rollout.episode import Unit, run_episode
 from synth.rollout.report import build_report, json_summary, render_markdown, render_summary, write_report
-from synth.rollout.run import RolloutConfig, RolloutError, RunResult, plan_units, reference_agent, run_rollouts
+from synth.rollout.run import (
+           ModelAgentFactory,
+           RolloutConfig,
+           RolloutError,
+           RunResult,
+           plan_units,
+           reference_agent,
+           run_rollouts,
+)
 from synth.rollout.steps import EnvSteps, VerifiedSteps, bench_template
 from synth.rollout.trajectory import TRAJECTORIES_FILE, SimCheck, StepRecord, Trajectory, load_trajectories
 
-__all__ = ["TRAJECTORIES_FILE", "Agent", "AgentFailed", "EnvSteps", "ModelAgent", "ReferenceAgent", "RolloutConfig",
+__all__ = ["TRAJECTORIES_FILE", "Agent", "AgentFailed", "EnvSteps", "ModelAgent", "ModelAgentFactory", "ReferenceAgent", "RolloutConfig",
            "RolloutError", "RunResult", "SimCheck", "StepRecord", "ToolCall", "Trajectory", "Turn", "Unit",
            "VerifiedSteps", "bench_template", "build_report", "json_summary", "load_trajectories", "plan_units",
            "reference_agent", "render_markdown", "render_summary", "run_episode", "run_rollouts", "write_report"]

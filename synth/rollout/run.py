@@ -5,6 +5,10 @@ Why it is built the way it is:
   so episodes never share state, and untrusted envs run in the sandbox as everywhere else.
 - Model calls are I/O bound, so episodes run on `concurrency` threads; the calling thread alone
   appends each finished trajectory to `trajectories.jsonl` (one line, flushed) as it arrives.
+- With `executor=ExecutorSpec("ray")` an episode runs on one of `concurrency` Ray actors, which
+  open the catalog from its root and build the simulator from a picklable recipe once; the agent
+  factory travels as it is (module-level `reference_agent`, or `ModelAgentFactory`). The driver
+  still writes every line, so an episode rerun after a worker died is written once.
 - Resume follows the audits' convention: a rerun skips the units whose trajectory is on file
   (never duplicating one), a torn last line is cut and its unit run again, and a folder holding
   rollouts of another configuration (model, simulator, step and token limits, seed) is refused in one line.
@@ -20,6 +24,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 import fcntl
+import functools
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,16 +35,19 @@ from typing import Any
 from catalog.bench import Simulator
 from catalog.errors import EnvforgeError
 from catalog.store import Catalog, EnvHandle
-from synth.rollout.agents import Agent, ReferenceAgent
+from synth.llm import LLMClient, ModelSpec
+from synth.rollout.agents import Agent, ModelAgent, ReferenceAgent
 from synth.rollout.episode import Unit, run_episode
 from synth.rollout.steps import EnvSteps, VerifiedSteps, bench_template
 from synth.rollout.trajectory import TRAJECTORIES_FILE, Trajectory, load_trajectories
 from verifier.audit import is_fatal
 from verifier.audit_results import read_meta, repair_tail, write_json
+from verifier.executors import ExecutorSpec, open_pool
+from verifier.isolation import Isolation, default_isolation, set_default_isolation
 from verifier.samples import env_doc
 from verifier.serving import make
 
-__all__ = ["META_FILE", "RolloutConfig", "RolloutError", "RunResult", "plan_units", "reference_agent", "run_rollouts"]
+__all__ = ["META_FILE", "ModelAgentFactory", "RolloutConfig", "RolloutError", "RunResult", "plan_units", "reference_agent", "run_rollouts"]
 
 META_FILE = "rollout.json"
 LOCK_FILE = ".rollout.lock"
@@ -101,6 +110,40 @@ def reference_agent(unit: Unit, handle: EnvHandle) -> Agent:
     return ReferenceAgent(task.solution or [])
 
 
+class ModelAgentFactory:
+    """The agent factory of `--model NAME` that can travel to a Ray worker: a registry entry and an address.
+
+    The worker opens its own client at `base_url` (the driver's endpoint, e.g. the embedded
+    server it started; on a multi-node cluster an address every node reaches) on first use and
+    shares it between its episodes, as the driver's threads share one client. API keys never
+    travel: each worker reads the registry entry's `api_key_env` from its own environment (a
+    local Ray instance inherits the driver's; on a cluster set it on every node).
+    """
+
+    def __init__(self, model: ModelSpec, base_url: str, *, max_tokens: int | None = None, seed: int = 0,
+                 timeout: float = 120.0) -> None:
+        self.model, self.base_url, self.max_tokens, self.seed, self.timeout = model, base_url, max_tokens, seed, timeout
+        self._client: LLMClient | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, client: LLMClient, *, max_tokens: int | None = None) -> ModelAgentFactory:
+        """The factory reaching the endpoint `client` (an opened one) talks to."""
+        return cls(client.spec, client.base_url, max_tokens=max_tokens, seed=client.seed, timeout=client.timeout)
+
+    def __call__(self, unit: Unit, handle: EnvHandle) -> Agent:
+        with self._lock:
+            if self._client is None:
+                self._client = LLMClient(self.model, base_url=self.base_url, timeout=self.timeout, seed=self.seed)
+        return ModelAgent(self._client, max_tokens=self.max_tokens)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_client", "_lock")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _client=None, _lock=threading.Lock())
+
+
 @contextmanager
 def _locked(out: Path) -> Iterator[None]:
     with (out / LOCK_FILE).open("w") as lock:
@@ -134,10 +177,31 @@ def _episode(unit: Unit, catalog: Catalog, config: RolloutConfig, agent_factory:
                            seed=config.seed, max_steps=config.max_steps)
 
 
+_WORKER: dict[str, Any] = {}  # a Ray worker's catalog, config, agent factory and simulator
+
+
+def _open_worker(root: str, include_reference: bool, config: RolloutConfig, agent_factory: AgentFactory,
+                 simulator_recipe: Callable[[], Simulator] | None, isolation: Isolation) -> None:
+    """A Ray worker's initializer: the driver's catalog, isolation, agent factory and simulator, once."""
+    set_default_isolation(isolation)  # --unsafe-no-isolation reaches the workers; never the other way round
+    _WORKER.update(catalog=Catalog(root, include_reference=include_reference), config=config,
+                   agent_factory=agent_factory, simulator=simulator_recipe() if simulator_recipe else None)
+
+
+def _worker_episode(unit: Unit) -> Trajectory:
+    """One Ray unit: an episode with this worker's catalog, agent factory and simulator."""
+    w = _WORKER
+    return _episode(unit, w["catalog"], w["config"], w["agent_factory"], w["simulator"])
+
+
 def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig, out_dir: Path | str, *,
                  agent_factory: AgentFactory, simulator: Simulator | None = None, concurrency: int = 2,
-                 progress: ProgressFn | None = None) -> RunResult:
+                 progress: ProgressFn | None = None, executor: ExecutorSpec | None = None,
+                 simulator_recipe: Callable[[], Simulator] | None = None) -> RunResult:
     """Roll out every unit not yet on file in `out_dir`; return all selected units' trajectories.
+
+    `executor` ray runs episodes on `concurrency` Ray actors: `agent_factory` must then pickle
+    and a `simulator` needs its `simulator_recipe` (see synth.simulation.recipe_for).
 
     Raises RolloutError for a folder in use or of another configuration, and the endpoint's error
     when it cannot be reached (finished trajectories are on disk); KeyboardInterrupt passes through.
@@ -155,9 +219,20 @@ def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig,
         if progress:
             progress(finished, len(units), None)
         errors: dict[str, str] = {}
-        pool = cf.ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="rollout")
+        executor = executor or ExecutorSpec()
+        if executor.is_local:
+            pool = open_pool(executor, workers=concurrency, threads=True)
+            episode: Callable[[Unit], Trajectory] = functools.partial(
+                _episode, catalog=catalog, config=config, agent_factory=agent_factory, simulator=simulator)
+        else:
+            if simulator is not None and simulator_recipe is None:
+                raise RolloutError("a rollout on Ray with a simulator needs its recipe (how a worker builds it)")
+            pool = open_pool(executor, workers=concurrency, initializer=_open_worker, name="rollout",
+                             initargs=(str(catalog.root.resolve()), catalog.include_reference, config, agent_factory,
+                                       simulator_recipe, default_isolation()))
+            episode = _worker_episode
         try:
-            futures = {pool.submit(_episode, u, catalog, config, agent_factory, simulator): u for u in todo}
+            futures = {pool.submit(episode, u): u for u in todo}
             with path.open("a", encoding="utf-8") as sink:
                 for future in cf.as_completed(futures):
                     unit = futures[future]
@@ -175,6 +250,6 @@ def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig,
                     if progress:
                         progress(finished, len(units), trajectory)
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.close(cancel=True)
     selected = [done[u.id] for u in units if u.id in done]
     return RunResult(selected, errors)

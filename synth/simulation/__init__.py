@@ -9,7 +9,8 @@ so the audit in verifier/ can run any of them without importing synth:
   latter validated against the constraint spec and re-asked or projected on violations.
 
 `make_simulator` builds one from CLI-style arguments when the endpoint is already up;
-`open_simulator` also starts (and stops) the embedded model.
+`open_simulator` also starts (and stops) the embedded model; `recipe_for` gives the picklable
+`SimulatorRecipe` that rebuilds an opened simulator in a Ray worker.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from catalog.bench import Simulator
 from synth.llm import LLMClient, Registry, load_registry, open_client
 from synth.simulation.llm_sim import MODES, POLICIES, LLMSim
 from synth.simulation.prompts import constrained_messages, plain_messages, read_slice, resolve_dotted
+from synth.simulation.recipe import SimulatorRecipe, recipe_for
 from synth.simulation.validate import Check, check_answer
 from synth.simulators import SIMULATORS
 
 __all__ = ["Check", "LLMSim", "MODES", "POLICIES", "check_answer", "constrained_messages", "make_simulator",
-           "open_simulator", "plain_messages", "read_slice", "resolve_dotted"]
+           "open_simulator", "plain_messages", "read_slice", "recipe_for", "resolve_dotted", "SimulatorRecipe"]
 
 
 def make_simulator(name: str, mode: str = "plain", on_violation: str = "reask", *, base_url: str | None = None,

@@ -156,9 +156,9 @@ class RayPool:
             self._closed = True
             pending = [f for f, _fn, _a in self._queue]
             self._queue.clear()
-            running = dict(self._running)
             self._wake.notify_all()
         self._thread.join()
+        running = dict(self._running)  # after the join: a unit the dispatcher settled meanwhile is not in it
         for future in pending:
             future.cancel()
         for ref, (_actor, future) in running.items():
