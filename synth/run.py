@@ -19,13 +19,15 @@ second run into the same catalog waits, then sees every env the first registered
 
 Where a slot's worker runs is the executor's choice (`executor=`, verifier/executors): spawned
 processes here (default) or Ray actors. It is a keyword of `synthesize`, not part of the run's
-config, so a run started locally may be resumed on a cluster and back. The driver is the only
-writer of run.sqlite; a worker killed mid-slot is replaced and the slot continues from its last
-checkpoint, so it is neither lost nor counted twice. Across nodes, every worker must see the
-catalog folder (the run folder, its checkpoints.sqlite and staging/, and the env folders are read
-and written by workers) on a filesystem all nodes mount, and reach the model endpoints; an
-embedded model is served by the driver on 127.0.0.1, which only this node's workers reach, so a
-multi-node run needs a model server every node can reach (a registry model with a base_url).
+config, so a run started locally may be resumed on a cluster and back. Workers run a slot up to
+registering; the driver registers it, so the driver is the only writer of the catalog and of
+run.sqlite. A worker killed mid-slot is replaced and the slot continues from its last checkpoint,
+so it is neither lost nor counted twice. On Ray no worker opens the run folder: checkpoints go
+through an actor on the driver's node (synth/checkpoint_host.py: SQLite's WAL needs one host) and
+staging is in the worker's own scratch folder, so other nodes need no shared filesystem. They
+must reach the model endpoints: an embedded model is served by the driver on 127.0.0.1, which
+only this node's workers reach, so a multi-node LLM run needs a server every node can reach (a
+registry model with a base_url).
 """
 
 from __future__ import annotations
@@ -35,9 +37,11 @@ import contextlib
 import datetime as dt
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import asdict, replace
@@ -48,10 +52,12 @@ from catalog.search import catalog_dedup_filter
 from catalog.store import Catalog
 from catalog.vectors import DedupFilter
 from synth.backends import resolve_models
+from synth.checkpoint_host import host_checkpoints, stop_host
 from synth.pipeline import FINAL, SKIPPED, Context, build_graph
 from synth.report import SynthesisReport, write_report
 from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, runs_dir
 from verifier.executors import ExecutorSpec, WorkerPool, open_pool
+from verifier.isolation import Isolation, default_isolation, require_isolation, set_default_isolation
 
 __all__ = ["RunConfig", "RunError", "RunModels", "resolve_models", "runs_dir", "synthesize"]
 
@@ -95,15 +101,21 @@ def _slots(db: sqlite3.Connection) -> dict[int, dict[str, Any]]:
 _WORKER: dict[str, Any] = {}
 
 
-def _open_graph(run_dir: Path, config: RunConfig, models: RunModels, *,
-                dedup: DedupFilter | None) -> tuple[Any, Context, Any]:
-    from langgraph.checkpoint.sqlite import SqliteSaver
+def _open_graph(run_dir: Path, config: RunConfig, models: RunModels, *, dedup: DedupFilter | None,
+                checkpoints: Any = None) -> tuple[Any, Context, Any]:
+    """The slot graph and its context; `checkpoints` (a Ray worker's `RemoteCheckpoints`) replaces the run's file.
 
+    A worker given `checkpoints` works in a scratch folder of its own node (staging, static checks)
+    and never touches the run folder: the driver registers its envs.
+    """
     from synth.backends import make_generator
+    from synth.checkpoint_host import open_saver
 
-    connection = sqlite3.connect(run_dir / "checkpoints.sqlite", timeout=60, check_same_thread=False)
-    connection.execute("PRAGMA journal_mode=WAL")
-    saver = SqliteSaver(connection)
+    connection = None
+    if checkpoints is None:
+        checkpoints, connection = open_saver(run_dir / "checkpoints.sqlite")
+    else:
+        run_dir = Path(tempfile.mkdtemp(prefix="envforge-slots-"))
     generator = make_generator(config, models.generator)
     ctx = Context(run_dir=run_dir, catalog=Catalog(config.catalog), generator=generator, dedup=dedup,
                   gate_examples=config.gate_examples, gate_effort=config.gate_effort)
@@ -111,39 +123,48 @@ def _open_graph(run_dir: Path, config: RunConfig, models: RunModels, *,
         from synth.judge import RuleJudge
 
         ctx.judge = RuleJudge(models.judge.spec, base_url=models.judge.base_url, seed=config.seed)
-    return build_graph(ctx, checkpointer=saver), ctx, connection
+    return build_graph(ctx, checkpointer=checkpoints), ctx, connection
 
 
-UNSHARED = ("the worker cannot see the run folder {run_dir}: --executor ray across nodes needs the catalog folder "
-            "on a filesystem every node mounts (at the same path)")
+def _worker_init(run_dir: str, config: dict[str, Any], models: RunModels, isolation: Isolation,
+                 checkpoint_host: Any = None) -> None:
+    """Open the slot graph once per worker process (a local process, or a Ray actor given the checkpoint host).
 
-
-def _worker_init(run_dir: str, config: dict[str, Any], models: RunModels) -> None:
-    """Open the slot graph once per worker process (a local process or a Ray actor).
-
-    A worker that cannot see the run folder (a Ray node without the shared filesystem) keeps the
-    reason instead of raising: every unit it is given then fails with that one line, which the
-    driver raises as the run's error, where a failed actor start would only say the worker died.
+    The gate's sandbox isolation is the driver's (a worker process does not inherit
+    --unsafe-no-isolation).
     """
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver handles Ctrl-C and stops the pool
-    _WORKER.clear()
-    if not (Path(run_dir) / "config.json").is_file():
-        _WORKER["error"] = UNSHARED.format(run_dir=run_dir)
-        return
-    graph, ctx, connection = _open_graph(Path(run_dir), RunConfig(**config), models, dedup=None)
+    set_default_isolation(isolation)
+    remote = None
+    if checkpoint_host is not None:
+        from synth.checkpoint_host import RemoteCheckpoints
+
+        remote = RemoteCheckpoints(checkpoint_host)
+    graph, ctx, connection = _open_graph(Path(run_dir), RunConfig(**config), models, dedup=None, checkpoints=remote)
     _WORKER.update(graph=graph, ctx=ctx, connection=connection)
 
 
-def _finish_slot(thread_id: str) -> dict[str, Any]:
-    """A slot's graph from its last checkpoint to the end (the executor's unit; safe to run again)."""
-    if "error" in _WORKER:
-        raise RunError(_WORKER["error"])
-    graph = _WORKER["graph"]
-    config = {"configurable": {"thread_id": thread_id}}
-    graph.invoke(None, config)
-    return _summary(graph.get_state(config).values)
+def _finish_slot(thread_id: str) -> None:
+    """A slot's graph from its last checkpoint up to registering (the executor's unit; safe to run again).
+
+    The driver registers: it is the only writer of the catalog, so a worker needs no access to it.
+    """
+    graph, ctx = _WORKER["graph"], _WORKER["ctx"]
+    try:
+        graph.invoke(None, {"configurable": {"thread_id": thread_id}}, interrupt_before=["register"])
+    finally:
+        if _WORKER["connection"] is None:  # a Ray worker's scratch: each node stages what it needs again
+            for folder in ("staging", "static"):
+                shutil.rmtree(ctx.run_dir / folder, ignore_errors=True)
+
+
+def _complete(graph: Any, thread: dict[str, Any]) -> dict[str, Any]:
+    """The summary of a slot its worker finished, registering its env first if it got that far."""
+    if graph.get_state(thread).next == ("register",):
+        graph.invoke(None, thread)
+    return _summary(graph.get_state(thread).values)
 
 
 def _thread_id(config: RunConfig, slot: int) -> str:
@@ -269,6 +290,8 @@ def _locked(config: RunConfig, resume: str | None, progress: bool | None, report
     started = time.monotonic()
     if models is None:  # before the run folder is made: an unknown model leaves nothing behind
         models = resolve_models(read_run_config(Path(config.catalog), resume) if resume else config)
+    if default_isolation() == "os":  # one line with the fix, before the run folder, not a failed gate per slot
+        require_isolation()
     config, run_dir = _prepare(config, resume)
     with contextlib.ExitStack() as servers:
         reached = RunModels(generator=_reach(models.generator, servers, config.seed),
@@ -301,9 +324,11 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
     recorded = {k: s for k, s in slots.items() if s["status"] in FINAL and s["summary"]}
     counts = {status: sum(s["status"] == status for s in recorded.values()) for status in FINAL}
     summaries = {k: s["summary"] for k, s in recorded.items()}
+    host = None if executor.is_local else host_checkpoints(run_dir / "checkpoints.sqlite", executor.address)
     pool: WorkerPool = open_pool(executor, workers=max(1, config.workers), initializer=_worker_init,
-                                 initargs=(str(run_dir), asdict(config), models), name=f"synthesize-{config.run_id}")
-    in_flight: dict[cf.Future[dict[str, Any]], int] = {}
+                                 initargs=(str(run_dir), asdict(config), models, default_isolation(), host),
+                                 name=f"synthesize-{config.run_id}")
+    in_flight: dict[cf.Future[None], int] = {}
     interrupted = False
     stop = _StopFlag()
 
@@ -319,6 +344,8 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
             snapshot = graph.get_state(_thread(config, s["slot"]))
             if snapshot.values and not snapshot.next and snapshot.values.get("status") in FINAL:
                 finished(s["slot"], _summary(snapshot.values))
+            elif snapshot.next == ("register",):  # its worker was done; the driver had not registered it yet
+                finished(s["slot"], _complete(graph, _thread(config, s["slot"])))
             else:
                 leftovers.append(s["slot"])
         next_slot = max(slots, default=-1) + 1
@@ -359,9 +386,8 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
             for future in done:
                 slot = in_flight.pop(future)
                 try:
-                    finished(slot, future.result())
-                except RunError:  # the workers cannot run any slot (e.g. a node without the catalog folder)
-                    raise
+                    future.result()
+                    finished(slot, _complete(graph, _thread(config, slot)))
                 except Exception as exc:  # a worker died or a node raised: record, never lose the run
                     finished(slot, {"slot": slot, "status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:500],
                                     "env_id": None, "stages": {}, "topic": None})
@@ -377,6 +403,8 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
         ctx.close()
         connection.close()
         db.close()
+        if host is not None:
+            stop_host(host)
     if interrupted:
         raise KeyboardInterrupt(config.run_id)
     return write_report(run_dir, config, summaries, catalog, wall_s=time.monotonic() - started,

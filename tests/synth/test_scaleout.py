@@ -22,8 +22,7 @@ from typing import Any
 
 import pytest
 
-from synth.run import UNSHARED, RunConfig, RunError, _finish_slot, _worker_init, synthesize
-from synth.run_config import RunModels
+from synth.run import RunConfig, synthesize
 from verifier.executors import ExecutorSpec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,6 +59,11 @@ def test_ray_registers_the_same_envs_as_local_for_the_same_seed(ray_cluster, loc
     assert [e.quality for e in sorted(report.envs, key=lambda e: e.env_id)] == [
         e["quality"] for e in sorted(local_run["report"]["envs"], key=lambda e: e["env_id"])]
     assert report.executor == {"kind": "ray", "workers": 2} and local_run["report"]["executor"]["kind"] == "local"
+    run_dir = tmp_path / ".runs" / report.run_id  # Ray workers staged in their own scratch, never in the run folder
+    assert not (run_dir / "staging").exists() and not (run_dir / "static").exists()
+    with sqlite3.connect(run_dir / "checkpoints.sqlite") as db:  # yet every slot's checkpoints are in its file
+        threads = {row[0] for row in db.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+    assert {f"{report.run_id}:{slot}" for slot, _env, _status in _slots(tmp_path, report.run_id)} == threads
 
 
 def _ray_worker_pid(ray: Any, prefix: str) -> tuple[str, int] | None:
@@ -108,7 +112,10 @@ def test_a_worker_killed_mid_run_loses_no_slot_and_duplicates_none(kind, local_r
         run_db = tmp_path / ".runs" / run_id / "run.sqlite"
         if not run_db.is_file():
             continue
-        statuses = [status for _slot, _env, status in _slots(tmp_path, run_id)]
+        try:
+            statuses = [status for _slot, _env, status in _slots(tmp_path, run_id)]
+        except sqlite3.OperationalError:  # the driver is still creating its table
+            continue
         if statuses.count("registered") >= 1 and "running" in statuses:  # mid-run: envs done, slots in flight
             killed = find(ray, f"synthesize-{run_id}")
             if killed is not None:
@@ -146,16 +153,3 @@ def test_a_ray_address_without_the_ray_executor_is_one_line_of_bad_input(tmp_pat
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [done.stderr.strip()] and "--executor ray" in done.stderr
     assert not (tmp_path / ".runs").exists()  # nothing was started
-
-
-def test_a_worker_that_cannot_see_the_run_folder_fails_each_slot_in_one_clear_line(tmp_path):
-    missing = tmp_path / "not-mounted" / ".runs" / "run-x"
-    handler = signal.getsignal(signal.SIGINT)
-    try:
-        _worker_init(str(missing), _config(tmp_path).to_dict(), RunModels())  # what a node without the folder runs
-    finally:
-        signal.signal(signal.SIGINT, handler)  # the initializer ignores Ctrl-C, as a worker should; pytest should not
-    with pytest.raises(RunError) as caught:
-        _finish_slot("run-x:0")
-    assert str(caught.value) == UNSHARED.format(run_dir=missing)
-    assert "filesystem every node mounts" in str(caught.value) and "\n" not in str(caught.value)

@@ -1,12 +1,18 @@
 """`verify --all` on the executors: one env per unit, the same reports and exit status locally and on Ray."""
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 from catalog.store import REFERENCE_DIR, Catalog
 from tests.test_cli import run
 from verifier.executors import ExecutorSpec
 from verifier.gate import verify_envs
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _content(reports: list[dict]) -> list[dict]:
@@ -51,3 +57,20 @@ def test_the_ray_executor_is_for_verify_all_only(tmp_path):
     out = run("verify", "gate", "bank", "--executor", "ray", catalog=tmp_path)
     assert out.returncode == 1 and "Traceback" not in out.stderr and "--all" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_the_workers_sandbox_as_the_driver_says_and_a_host_without_the_sandbox_is_one_line(tmp_path):
+    """No bwrap on this "host": --unsafe-no-isolation must reach the worker processes; without it, one line."""
+    shutil.copytree(REFERENCE_DIR / "bank", tmp_path / "mybank")
+    data = json.loads((tmp_path / "mybank" / "env.json").read_text())
+    (tmp_path / "mybank" / "env.json").write_text(json.dumps(dict(data, id="mybank")))
+    env = {**os.environ, "ENVFORGE_BWRAP": str(tmp_path / "no-bwrap")}
+    command = [sys.executable, "cli.py", "verify", "--all", "--no-reference", "--examples", "3", "--json",
+               "--catalog", str(tmp_path)]
+    refused = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1
+    assert "--unsafe-no-isolation" in refused.stderr
+    trusted = subprocess.run([*command, "--unsafe-no-isolation"], cwd=ROOT, env=env, capture_output=True, text=True,
+                             timeout=120)
+    assert trusted.returncode == 0, trusted.stderr
+    assert [r["env"] for r in json.loads(trusted.stdout)] == ["mybank"]
