@@ -121,7 +121,11 @@ class RayPool:
                     if not future.set_running_or_notify_cancel():
                         continue
                     actor = self._free.popleft()
-                    self._running[actor.run.remote(fn, args)] = (actor, future)
+                    try:
+                        self._running[actor.run.remote(fn, args)] = (actor, future)
+                    except Exception as exc:  # noqa: BLE001 - Ray refused the call (e.g. the actor is gone for good)
+                        self._free.append(actor)
+                        future.set_exception(WorkerLost(f"the Ray worker could not take this unit: {exc}"))
                 refs = list(self._running)
             if not refs:
                 continue
