@@ -19,12 +19,13 @@ second run into the same catalog waits, then sees every env the first registered
 
 Where a slot's worker runs is the executor's choice (`executor=`, verifier/executors): spawned
 processes here (default) or Ray actors. It is a keyword of `synthesize`, not part of the run's
-config, so a run started locally may be resumed on a cluster and back. Workers run a slot up to
-registering; the driver registers it, so the driver is the only writer of the catalog and of
-run.sqlite. A worker killed mid-slot is replaced and the slot continues from its last checkpoint,
+config, so a run started locally may be resumed on a cluster and back. The driver is the only
+writer of run.sqlite. A worker killed mid-slot is replaced and the slot continues from its last checkpoint,
 so it is neither lost nor counted twice. On Ray no worker opens the run folder: checkpoints go
-through an actor on the driver's node (synth/checkpoint_host.py: SQLite's WAL needs one host) and
-staging is in the worker's own scratch folder, so other nodes need no shared filesystem. They
+through an actor on the driver's node (synth/checkpoint_host.py: SQLite's WAL needs one host),
+staging is in the worker's own scratch folder, and the worker stops before `register`, which the
+driver runs, so other nodes need no shared filesystem (local workers register their envs
+themselves: writing one is mostly fsync, which on one busy disk is the slow serial part). They
 must reach the model endpoints: an embedded model is served by the driver on 127.0.0.1, which
 only this node's workers reach, so a multi-node LLM run needs a server every node can reach (a
 registry model with a base_url).
@@ -147,21 +148,24 @@ def _worker_init(run_dir: str, config: dict[str, Any], models: RunModels, isolat
 
 
 def _finish_slot(thread_id: str) -> None:
-    """A slot's graph from its last checkpoint up to registering (the executor's unit; safe to run again).
+    """A slot's graph from its last checkpoint to its end (the executor's unit; safe to run again).
 
-    The driver registers: it is the only writer of the catalog, so a worker needs no access to it.
+    A local worker registers the env itself; a Ray worker (no `connection`: it checkpoints through
+    the host) stops before registering and the driver registers, so no other node needs the catalog.
     """
     graph, ctx = _WORKER["graph"], _WORKER["ctx"]
+    remote = _WORKER["connection"] is None
     try:
-        graph.invoke(None, {"configurable": {"thread_id": thread_id}}, interrupt_before=["register"])
+        graph.invoke(None, {"configurable": {"thread_id": thread_id}},
+                     interrupt_before=["register"] if remote else None)
     finally:
-        if _WORKER["connection"] is None:  # a Ray worker's scratch: each node stages what it needs again
+        if remote:  # a Ray worker's scratch: each node stages what it needs again
             for folder in ("staging", "static"):
                 shutil.rmtree(ctx.run_dir / folder, ignore_errors=True)
 
 
 def _complete(graph: Any, thread: dict[str, Any]) -> dict[str, Any]:
-    """The summary of a slot its worker finished, registering its env first if it got that far."""
+    """The summary of a slot its worker finished, registering its env here if a Ray worker left that to the driver."""
     if graph.get_state(thread).next == ("register",):
         graph.invoke(None, thread)
     return _summary(graph.get_state(thread).values)
