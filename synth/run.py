@@ -58,7 +58,7 @@ from synth.pipeline import FINAL, SKIPPED, Context, build_graph
 from synth.report import SynthesisReport, write_report
 from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, runs_dir
 from verifier.executors import ExecutorSpec, WorkerPool, open_pool
-from verifier.isolation import Isolation, default_isolation, require_isolation, set_default_isolation
+from verifier.isolation import default_isolation, require_isolation
 
 __all__ = ["RunConfig", "RunError", "RunModels", "resolve_models", "runs_dir", "synthesize"]
 
@@ -127,17 +127,8 @@ def _open_graph(run_dir: Path, config: RunConfig, models: RunModels, *, dedup: D
     return build_graph(ctx, checkpointer=checkpoints), ctx, connection
 
 
-def _worker_init(run_dir: str, config: dict[str, Any], models: RunModels, isolation: Isolation,
-                 checkpoint_host: Any = None) -> None:
-    """Open the slot graph once per worker process (a local process, or a Ray actor given the checkpoint host).
-
-    The gate's sandbox isolation is the driver's (a worker process does not inherit
-    --unsafe-no-isolation).
-    """
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver handles Ctrl-C and stops the pool
-    set_default_isolation(isolation)
+def _worker_init(run_dir: str, config: dict[str, Any], models: RunModels, checkpoint_host: Any = None) -> None:
+    """Open the slot graph once per worker process (a local process, or a Ray actor given the checkpoint host)."""
     remote = None
     if checkpoint_host is not None:
         from synth.checkpoint_host import RemoteCheckpoints
@@ -330,7 +321,7 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
     summaries = {k: s["summary"] for k, s in recorded.items()}
     host = None if executor.is_local else host_checkpoints(run_dir / "checkpoints.sqlite", executor.address)
     pool: WorkerPool = open_pool(executor, workers=max(1, config.workers), initializer=_worker_init,
-                                 initargs=(str(run_dir), asdict(config), models, default_isolation(), host),
+                                 initargs=(str(run_dir), asdict(config), models, host),
                                  name=f"synthesize-{config.run_id}")
     in_flight: dict[cf.Future[None], int] = {}
     interrupted = False

@@ -26,7 +26,7 @@ from verifier.executors import ExecutorSpec, open_pool
 from verifier.gate_report import GateReport, broken_env_report
 from verifier.gate_settings import GATE, VERIFY
 from verifier.intent import load_plan
-from verifier.isolation import Isolation, default_isolation, require_isolation
+from verifier.isolation import default_isolation, require_isolation
 from verifier.properties import PropertySuite
 from verifier.sandbox import DEFAULT_TIMEOUT, SandboxPool
 
@@ -70,15 +70,9 @@ def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = VERIFY.e
 _WORKER: dict[str, Any] = {}  # per worker process: the catalog and its sandbox pool
 
 
-def _open_worker(root: str, include_reference: bool, timeout: float, isolation: Isolation) -> None:
-    """What a worker keeps between envs: the catalog (by its root: handles do not travel) and one sandbox pool.
-
-    The pool's isolation is the driver's (a worker process does not inherit --unsafe-no-isolation).
-    """
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it closes the pool
-    pool = SandboxPool(1, timeout=timeout, isolation=isolation)
+def _open_worker(root: str, include_reference: bool, timeout: float) -> None:
+    """What a worker keeps between envs: the catalog (by its root: handles do not travel) and one sandbox pool."""
+    pool = SandboxPool(1, timeout=timeout)
     atexit.register(pool.close)
     _WORKER.update(catalog=Catalog(root, include_reference=include_reference), pool=pool)
 
@@ -102,7 +96,7 @@ def verify_envs(catalog: Catalog, env_ids: Sequence[str], *, executor: ExecutorS
         require_isolation()  # one line with the fix here, rather than every worker failing to start its sandbox
     reports: list[GateReport | None] = [None] * len(env_ids)
     with open_pool(executor, workers=min(workers, len(env_ids)), initializer=_open_worker,
-                   initargs=(str(catalog.root), catalog.include_reference, timeout, default_isolation()),
+                   initargs=(str(catalog.root), catalog.include_reference, timeout),
                    name="verify") as pool:
         futures = {pool.submit(_verify_unit, env_id, examples, seed, gate): k for k, env_id in enumerate(env_ids)}
         for future in cf.as_completed(futures):

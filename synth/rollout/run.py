@@ -43,7 +43,6 @@ from synth.rollout.trajectory import TRAJECTORIES_FILE, Trajectory, load_traject
 from verifier.audit import is_fatal
 from verifier.audit_results import read_meta, repair_tail, write_json
 from verifier.executors import ExecutorSpec, open_pool
-from verifier.isolation import Isolation, default_isolation, set_default_isolation
 from verifier.samples import env_doc
 from verifier.serving import make
 
@@ -181,9 +180,8 @@ _WORKER: dict[str, Any] = {}  # a Ray worker's catalog, config, agent factory an
 
 
 def _open_worker(root: str, include_reference: bool, config: RolloutConfig, agent_factory: AgentFactory,
-                 simulator_recipe: Callable[[], Simulator] | None, isolation: Isolation) -> None:
-    """A Ray worker's initializer: the driver's catalog, isolation, agent factory and simulator, once."""
-    set_default_isolation(isolation)  # --unsafe-no-isolation reaches the workers; never the other way round
+                 simulator_recipe: Callable[[], Simulator] | None) -> None:
+    """A Ray worker's initializer: the driver's catalog, agent factory and simulator, once."""
     _WORKER.update(catalog=Catalog(root, include_reference=include_reference), config=config,
                    agent_factory=agent_factory, simulator=simulator_recipe() if simulator_recipe else None)
 
@@ -229,7 +227,7 @@ def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig,
                 raise RolloutError("a rollout on Ray with a simulator needs its recipe (how a worker builds it)")
             pool = open_pool(executor, workers=concurrency, initializer=_open_worker, name="rollout",
                              initargs=(str(catalog.root.resolve()), catalog.include_reference, config, agent_factory,
-                                       simulator_recipe, default_isolation()))
+                                       simulator_recipe))
             episode = _worker_episode
         try:
             futures = {pool.submit(episode, u): u for u in todo}

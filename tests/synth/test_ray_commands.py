@@ -7,6 +7,8 @@ Every Ray path joins the session's 2-CPU cluster (`ray_cluster`); the commands r
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -46,21 +48,32 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def _export_report(report: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in report.items() if "seconds" not in k and k != "written"}
+
+
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("bench")
+    """A folder with `local.jsonl`, exported by the local executor (what every test here reads), and its report."""
+    root = tmp_path_factory.mktemp("bench")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(["bench", "export", "--n", "40", "--catalog", str(root / "catalog"),
+                         "--out", str(root / "local.jsonl"), "--json"])
+    assert code in (0, 1)
+    (root / "local-report.json").write_text(out.getvalue(), encoding="utf-8")
+    return root
 
 
 def test_export_and_spec_audit_match_the_local_executor(bench, ray_cluster, capsys):
     catalog = str(bench / "catalog")
-    exported = {}
-    for kind in ("local", "ray"):
-        report = _run("bench", "export", "--n", "40", "--catalog", catalog, "--out", str(bench / f"{kind}.jsonl"),
-                      "--executor", kind, "--json", capsys=capsys)
-        items, problems = read_jsonl(bench / f"{kind}.jsonl")
-        assert not problems and len(items) >= 30
-        exported[kind] = ([i.id for i in items], {k: v for k, v in report.items() if "seconds" not in k and
-                                                 k != "written"})
+    exported = {"local": ([i.id for i in read_jsonl(bench / "local.jsonl")[0]],
+                          _export_report(json.loads((bench / "local-report.json").read_text(encoding="utf-8"))))}
+    report = _run("bench", "export", "--n", "40", "--catalog", catalog, "--out", str(bench / "ray.jsonl"),
+                  "--executor", "ray", "--json", capsys=capsys)
+    items, problems = read_jsonl(bench / "ray.jsonl")
+    assert not problems and len(items) >= 30
+    exported["ray"] = ([i.id for i in items], _export_report(report))
     assert exported["ray"] == exported["local"]  # the same items in the same order, the same report
 
     reports = {kind: _run("audit-sim", "--model", "spec", "--bench", str(bench / "local.jsonl"), "--catalog", catalog,

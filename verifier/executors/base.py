@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
 
 from catalog.errors import EnvforgeError
+from verifier.isolation import Isolation, set_default_isolation
 
 EXECUTORS = ("local", "ray")
 R = TypeVar("R")
@@ -61,3 +62,20 @@ class WorkerPool(Protocol):
 
     def __exit__(self, *exc: object) -> None:
         ...
+
+
+def start_worker(isolation: Isolation, initializer: Callable[..., None] | None, initargs: Sequence[Any]) -> None:
+    """What every worker process runs first, local or Ray: the driver's ways, then the command's initializer.
+
+    A worker does not inherit what the driver set at run time: its sandbox isolation
+    (`--unsafe-no-isolation`) is handed over here, and Ctrl-C is left to the driver, which closes
+    the pool (a worker that died of the signal would look like a lost worker and be rerun).
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    set_default_isolation(isolation)
+    if initializer is not None:
+        initializer(*initargs)

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from verifier.executors.base import WorkerLost
+from verifier.executors.base import WorkerLost, start_worker
+from verifier.isolation import default_isolation
 
 R = TypeVar("R")
 RETRIES = 3
@@ -30,6 +31,7 @@ class LocalPool:
                  threads: bool = False, per_worker: int = 1) -> None:
         self.workers, self.threads = max(1, workers), threads
         self._initializer, self._initargs = initializer, initargs
+        self._isolation = default_isolation()  # the driver's, as it is now: handed to every worker it starts
         self._lock = threading.Lock()
         self._closed = False
         self._outer: set[cf.Future[Any]] = set()
@@ -43,7 +45,8 @@ class LocalPool:
 
     def _processes(self) -> cf.ProcessPoolExecutor:
         return cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=self._initializer, initargs=self._initargs)
+                                      initializer=start_worker,
+                                      initargs=(self._isolation, self._initializer, self._initargs))
 
     def submit(self, fn: Callable[..., R], *args: Any) -> cf.Future[R]:
         outer: cf.Future[R] = cf.Future()

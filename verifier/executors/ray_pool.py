@@ -23,7 +23,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from verifier.executors.base import ExecutorError, WorkerLost
+from verifier.executors.base import ExecutorError, WorkerLost, start_worker
+from verifier.isolation import Isolation, default_isolation
 
 R = TypeVar("R")
 RESTARTS = 3  # per actor
@@ -60,11 +61,10 @@ def _runtime_env() -> dict[str, Any]:
 
 
 class _Worker:
-    """The actor: runs the initializer once, then units (module-level functions over plain data)."""
+    """The actor: starts as every worker does (`start_worker`), then runs units (module-level functions over plain data)."""
 
-    def __init__(self, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
-        if initializer is not None:
-            initializer(*initargs)
+    def __init__(self, isolation: Isolation, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+        start_worker(isolation, initializer, initargs)
 
     def run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         return fn(*args)
@@ -88,7 +88,7 @@ class RayPool:
         actor = ray.remote(_Worker)
         self.actors = [actor.options(num_cpus=share, max_restarts=RESTARTS, max_task_retries=RETRIES,
                                      max_concurrency=self.per_worker, scheduling_strategy="SPREAD",
-                                     name=f"{self.name}-{k}").remote(initializer, initargs)
+                                     name=f"{self.name}-{k}").remote(default_isolation(), initializer, initargs)
                        for k in range(self.workers)]
         self._free = collections.deque(a for a in self.actors for _ in range(self.per_worker))
         self._queue: collections.deque[tuple[cf.Future[Any], Callable[..., Any], tuple[Any, ...]]] = collections.deque()

@@ -16,7 +16,6 @@ import math
 from typing import Any
 
 from verifier.executors import ExecutorSpec, open_pool
-from verifier.isolation import Isolation, default_isolation
 from verifier.sandbox import DEFAULT_TIMEOUT, Job, JobResult, SandboxPool, job_version
 
 __all__ = ["JobPool", "RaySandboxPool", "open_sandbox_pool"]
@@ -26,8 +25,8 @@ MAX_BATCH = 32  # jobs per unit: long enough to amortise a unit's round trip, sh
 _WORKER: dict[str, SandboxPool] = {}  # the actor's own sandbox pool
 
 
-def _open_sandbox(timeout: float, isolation: Isolation) -> None:
-    _WORKER["pool"] = SandboxPool(1, timeout=timeout, isolation=isolation)
+def _open_sandbox(timeout: float) -> None:
+    _WORKER["pool"] = SandboxPool(1, timeout=timeout)  # the driver's isolation: executors hand it to every worker
 
 
 def _run_batch(jobs: list[Job]) -> list[JobResult]:
@@ -46,11 +45,9 @@ def batches(jobs: list[Job], workers: int) -> list[list[int]]:
 class RaySandboxPool:
     """`workers` Ray actors, each with a one-worker SandboxPool; what the exporter uses of SandboxPool."""
 
-    def __init__(self, spec: ExecutorSpec, workers: int, *, timeout: float = DEFAULT_TIMEOUT,
-                 isolation: Isolation | None = None) -> None:
+    def __init__(self, spec: ExecutorSpec, workers: int, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.size = max(1, workers)
-        self._pool = open_pool(spec, workers=self.size, initializer=_open_sandbox,
-                               initargs=(timeout, isolation or default_isolation()), name="sandbox")
+        self._pool = open_pool(spec, workers=self.size, initializer=_open_sandbox, initargs=(timeout,), name="sandbox")
 
     def run_many(self, jobs: list[Job]) -> list[JobResult]:
         """Run a batch of jobs on the actors; results in the order of `jobs`."""
