@@ -16,11 +16,11 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import anyio
+import httpx2
 import httpx
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 import cli
@@ -67,7 +67,7 @@ def door(tmp_path_factory):
 @asynccontextmanager
 async def _session(url: str, token: str | None):
     headers = {"Authorization": f"Bearer {token}"} if token else None
-    async with create_mcp_http_client(headers=headers) as http, \
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http, \
             streamable_http_client(url, http_client=http) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session

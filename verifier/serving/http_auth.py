@@ -27,6 +27,7 @@ from typing import Any
 
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
+from pydantic import AnyHttpUrl
 
 from catalog.errors import EnvforgeError
 
@@ -132,6 +133,6 @@ class HttpDoor:
         if not self.open:
             # issuer_url is required by AuthSettings; with no provider and no resource URL the SDK
             # mounts no OAuth routes, only the bearer check.
-            options["auth"] = AuthSettings(issuer_url=url, resource_server_url=None)  # type: ignore[arg-type]
+            options["auth"] = AuthSettings(issuer_url=AnyHttpUrl(url), resource_server_url=None)
             options["token_verifier"] = self
         return options
