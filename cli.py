@@ -809,8 +809,8 @@ def _serve_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     serving.add_argument("--host", default="127.0.0.1", help="HTTP: address to listen on (default: 127.0.0.1)")
     serving.add_argument("--port", type=_count(0), default=8000, help="HTTP: port, 0 for any free one (default: 8000)")
     serving.add_argument("--token", action="append", metavar="TOKEN", help="HTTP: a bearer token clients must send "
-                         "(repeatable: one per client, each sees only its own sessions; default: ENVFORGE_SERVE_TOKEN, "
-                         "comma-separated, else one generated and printed)")
+                         "(repeatable: one per client, each sees only its own sessions; other users see it in ps, so "
+                         "prefer ENVFORGE_SERVE_TOKEN, comma-separated; default: one generated and printed)")
     serving.add_argument("--no-auth", action="store_true", help="HTTP: no token (only with a loopback --host: "
                          "anyone on this machine can then drive the sessions)")
     serving.add_argument("--max-sessions", type=_count(1), metavar="N", help="HTTP: sessions open at once; more are "

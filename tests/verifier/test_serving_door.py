@@ -280,6 +280,44 @@ def test_serve_on_a_port_in_use_is_one_line_exit_1(door):
                                                         "Address already in use\n"
 
 
+PYTHON_API_SERVER = f"""
+import sys
+from catalog.store import Catalog
+from verifier.serving.http_auth import HttpDoor
+from verifier.serving.mcp_server import ServeConfig, serve
+door = HttpDoor(tokens=({TOKEN_A!r},), max_sessions=1)
+serve(ServeConfig(Catalog(root={REFERENCE_ONLY!r}), "library", door=door), "http", port=0,
+      ready=lambda url: print("envforge: serving at " + url, file=sys.stderr, flush=True))
+"""
+
+
+def test_python_api_serves_behind_the_door(tmp_path):
+    """`serve()` from Python (its own process): the token of its config is required, the cap holds."""
+    log = tmp_path / "api.txt"
+    with log.open("w") as stderr:
+        process = subprocess.Popen([sys.executable, "-c", PYTHON_API_SERVER], cwd=ROOT, stderr=stderr,
+                                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.monotonic() + 60
+        while not (match := re.search(r"at (http://\S+/mcp)", log.read_text())):
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        url = match.group(1)
+        with httpx.Client(timeout=30) as http:
+            assert http.post(url, json=INITIALIZE, headers=HEADERS).status_code == 401
+            assert http.post(url, json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {TOKEN_B}"}
+                             ).status_code == 401
+            session_id = _open_raw(http, url, TOKEN_A)
+            assert http.post(url, json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {TOKEN_A}"}
+                             ).status_code == 503
+            step = _rpc(http, url, TOKEN_A, "tools/call", {"name": "borrow_book", "arguments": BORROW},
+                        session_id=session_id)
+            assert _observation(step)["success"] is True
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
 def test_python_api_door_is_checked_before_listening(reference):
     from verifier.serving.http_auth import DoorError, HttpDoor
     from verifier.serving.listen import ListenError
