@@ -2,9 +2,9 @@
 
     python bench/serving_mcp.py [--sessions 256] [--steps 10] [--json]
 
-Starts `cli.py serve --all --transport http` (one server process), opens --sessions streamable-
-HTTP sessions with the SDK's own client (spread over the four reference envs, each on one of
-its env's tasks, chosen with the endpoint's `?env=&task=`), keeps them all open, then has every
+Starts `cli.py serve --all --transport http` (one server process, with a bearer token and
+--max-sessions set to --sessions), opens --sessions streamable-HTTP sessions with the SDK's own
+client (spread over the four reference envs, each on one of its env's tasks, chosen with the endpoint's `?env=&task=`), keeps them all open, then has every
 session call `reset` and --steps tools concurrently (its task's solution repeated). Latencies are
 client-side round trips (JSON-RPC over HTTP, both ends in Python on the same 2 cores), so they
 measure the whole path, not the env. Prints sessions served, the server's peak RSS, reset and
@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import secrets
 import socket
 import statistics
 import subprocess
@@ -70,7 +72,7 @@ def episodes(sessions: int, steps: int) -> list[tuple[str, str, list[dict[str, A
     return plan
 
 
-async def drive(url: str, plan: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[str, Any]:
+async def drive(url: str, token: str, plan: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[str, Any]:
     resets: list[float] = []
     step_times: list[float] = []
     opened = anyio.Event()
@@ -79,7 +81,8 @@ async def drive(url: str, plan: list[tuple[str, str, list[dict[str, Any]]]]) -> 
     timeout = httpx2.Timeout(60.0, read=300.0)
     limits = httpx2.Limits(max_connections=len(plan) * 2 + 16, max_keepalive_connections=len(plan) * 2 + 16)
 
-    async with httpx2.AsyncClient(timeout=timeout, limits=limits) as http:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(timeout=timeout, limits=limits, headers=headers) as http:
         async def session(env_id: str, task_id: str, calls: list[dict[str, Any]]) -> None:
             nonlocal ready, served
             async with streamable_http_client(f"{url}?env={env_id}&task={task_id}", http_client=http) as (read, write), \
@@ -133,8 +136,10 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     port = free_port()
+    token = secrets.token_urlsafe(32)  # passed in the environment, not on the command line other users can read
     server = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "--catalog", CATALOG, "serve", "--all",
-                               "--transport", "http", "--port", str(port)], cwd=ROOT, stderr=subprocess.DEVNULL)
+                               "--transport", "http", "--port", str(port), "--max-sessions", str(args.sessions)],
+                              cwd=ROOT, stderr=subprocess.DEVNULL, env={**os.environ, "ENVFORGE_SERVE_TOKEN": token})
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -146,7 +151,7 @@ def main() -> None:
                     raise SystemExit("the server did not start") from None
                 time.sleep(0.1)
         plan = episodes(args.sessions, args.steps)
-        result = anyio.run(drive, f"http://127.0.0.1:{port}/mcp", plan)
+        result = anyio.run(drive, f"http://127.0.0.1:{port}/mcp", token, plan)
         result["server_rss_mb"] = round(server_peak_rss_mb(server.pid), 1)
     finally:
         server.terminate()

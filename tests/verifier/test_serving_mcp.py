@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -17,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 ROOT = Path(__file__).resolve().parents[2]
 BORROW = {"member_id": "M002", "book_id": "B010"}
 TASK = "library-borrow-calvino"
+TOKEN = "serving-test-token-0123456789"
 
 
 def _serve_args(*args: str) -> list[str]:
@@ -33,7 +35,9 @@ async def _stdio_session(*args: str):
 
 @asynccontextmanager
 async def _http_session(url: str):
-    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http, \
+            streamable_http_client(url, http_client=http) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
 
@@ -50,7 +54,8 @@ def http_server(tmp_path_factory):
     port = _free_port()
     log = tmp_path_factory.mktemp("serve") / "stderr.txt"
     with log.open("w") as stderr:
-        process = subprocess.Popen([sys.executable, *_serve_args("--all", "--transport", "http", "--port", str(port))],
+        process = subprocess.Popen([sys.executable, *_serve_args("--all", "--transport", "http", "--port", str(port),
+                                                               "--token", TOKEN)],
                                    cwd=ROOT, stderr=stderr, text=True)
     deadline = time.monotonic() + 60
     while True:

@@ -27,11 +27,16 @@ the sessionless 2026-07-28 era has no connection that outlives a request.
 
 Reference envs run in the server's process; other envs each in their own sandbox worker, whose
 calls run in a thread so one slow env does not stall the other sessions.
+
+Over HTTP the door is `config.door` (verifier/serving/http_auth.py): bearer tokens, each session
+bound to its token, the session cap and the idle timeout. stdio has one client, the process that
+started the server, and no door.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -45,6 +50,8 @@ from mcp.shared.exceptions import MCPError
 from catalog.errors import EnvforgeError
 from catalog.store import Catalog, CatalogError, EnvHandle
 from verifier.serving.gym import ServingError, ToolEnv
+from verifier.serving.http_auth import HttpDoor
+from verifier.serving.listen import bind, url_of
 
 __all__ = ["ServeConfig", "build_server", "serve", "RESET"]
 
@@ -62,6 +69,7 @@ class ServeConfig:
     state: str | None = None
     task: str | None = None
     trusted: bool | None = None
+    door: HttpDoor = field(default_factory=HttpDoor)  # HTTP only: by default one fresh token, door.tokens[0]
 
     def env_ids(self) -> list[str]:
         return [self.env_id] if self.env_id is not None else [s.id for s in self.catalog.list()[0]]
@@ -285,8 +293,13 @@ def build_server(config: ServeConfig) -> Server[Any]:
                   on_list_prompts=handlers.list_prompts, on_get_prompt=handlers.get_prompt)
 
 
-def serve(config: ServeConfig, transport: Transport = "stdio", *, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Serve until stopped: stdio (one session, this process's stdin/stdout) or streamable HTTP at `/mcp`."""
+def serve(config: ServeConfig, transport: Transport = "stdio", *, host: str = "127.0.0.1", port: int = 8000,
+          ready: Callable[[str], None] | None = None) -> None:
+    """Serve until stopped: stdio (one session, this process's stdin/stdout) or streamable HTTP at `/mcp`.
+
+    HTTP: the door is checked and the socket bound (EnvforgeError if either fails) before
+    `ready(url)` is called and the first request is accepted.
+    """
     server = build_server(config)
     if transport == "stdio":
         async def run_stdio() -> None:
@@ -297,5 +310,14 @@ def serve(config: ServeConfig, transport: Transport = "stdio", *, host: str = "1
         return
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
+    config.door.check_host(host)
+    sock = bind(host, port)
+    try:
+        config.door.check_host(sock.getsockname()[0])  # what the name resolved to
+        url = url_of(sock)
+        app = server.streamable_http_app(host=host, **config.door.app_options(url.removesuffix("/mcp")))
+        if ready is not None:
+            ready(url)
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    finally:
+        sock.close()
