@@ -490,8 +490,9 @@ class Decoder:
 
 
 def _allocate(cls: type, *value: Any) -> Any:
-    """A new instance of `cls` from the first C-level `__new__` of its MRO (a builtin's, `object`'s):
-    the class's own Python `__new__` and `__init__` never run, as unpickling does without them.
+    """A new instance of `cls` from the first C-level `__new__` of its MRO (a builtin's, `object`'s).
+
+    The class's own Python `__new__` and `__init__` never run: decoded documents choose classes.
     """
     for klass in cls.__mro__:
         new = vars(klass).get("__new__")

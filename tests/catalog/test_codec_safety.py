@@ -209,8 +209,9 @@ def test_too_deep_a_document_is_a_value_error() -> None:
 
 
 def test_value_types_roundtrip_with_nothing_registered() -> None:
-    value: list[Any] = [Counter("abca"), OrderedDict([(2, "b"), (1, "a")]), ChainMap({"a": 1}, {"b": 2}), UserDict({1: "x"}),
-             UserList([1, (2, 3)]), UserString("hi"), Fraction(3, 7), uuid.UUID(int=42), random.Random(3)]
+    value: list[Any] = [Counter("abca"), OrderedDict([(2, "b"), (1, "a")]), ChainMap({"a": 1}, {"b": 2}),
+                        UserDict({1: "x"}), UserList([1, (2, 3)]), UserString("hi"), Fraction(3, 7), uuid.UUID(int=42),
+                        random.Random(3)]
     back = decode(encode(value))
     assert same(value, back) and encode(back) == encode(value)
     assert back[6] + 1 == Fraction(10, 7) and back[7].hex == value[7].hex

@@ -7,6 +7,7 @@ actor and `cli.py replay --state FILE`. Each door must now refuse it naming the 
 canary must survive, and other sessions and instances must answer as a fresh run does.
 """
 
+import gc
 import json
 import subprocess
 import sys
@@ -16,10 +17,10 @@ import anyio
 import pytest
 
 from catalog.codec import TAG
+from tests.verifier.test_serving_mcp import _http_session, _stdio_session, http_server  # noqa: F401
 from verifier.replay import ReplayError, replay
 from verifier.serving import make
 from verifier.serving.ray_envs import EnvActorPool, InstanceError
-from tests.verifier.test_serving_mcp import _http_session, _stdio_session, http_server  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE = ROOT / "catalog" / "reference" / "store"
@@ -50,9 +51,7 @@ def fresh(reference):
 
 
 def survives(canary: Path) -> bool:
-    import gc
-
-    gc.collect()
+    gc.collect()  # a finalizer of anything decode built has run by now
     return canary.read_text() == "host file"
 
 
@@ -157,5 +156,5 @@ def test_replay_refuses_a_crafted_state_file(reference, canary, tmp_path):
     assert out.returncode == 1 and out.stdout == ""
     assert out.stderr.startswith("envforge: ") and out.stderr.count("\n") == 1 and REFUSED in out.stderr
     with pytest.raises(ReplayError, match=REFUSED):
-        replay("store", hostile_state(canary), [{"name": "get_customer", "arguments": {"customer_id": "U1"}}], catalog=reference)
+        replay("store", hostile_state(canary), [json.loads(calls.read_text())], catalog=reference)
     assert survives(canary)
