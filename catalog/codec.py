@@ -85,8 +85,9 @@ class UnknownClass(ValueError):
         self.name = name
 
 
-# The classes besides an env's own that the encoder names (object, enum and random forms) for
-# values of the standard library; every other standard type has a tag of its own.
+# The classes besides an env's own that a document may name (object, enum and random forms): the
+# standard library's plain value types. Decimal, datetimes, sets, tuples... have tags of their
+# own; any other class (a pathlib path, a third party's model) is refused when decoded.
 VALUE_TYPES: tuple[type, ...] = (Counter, OrderedDict, ChainMap, UserDict, UserList, UserString, Fraction, uuid.UUID,
                                  uuid.SafeUUID, random.Random)
 
@@ -100,16 +101,13 @@ class TypeNames:
 
     def __init__(self, aliases: dict[str, str] | None = None, classes: Iterable[type] = ()) -> None:
         self.aliases = dict(aliases or {})
-        self._known: dict[str, type] = {self._name(cls): cls for cls in VALUE_TYPES}
+        self._known: dict[str, type] = {self.name(cls): cls for cls in VALUE_TYPES}
         for cls in classes:
-            self._known.setdefault(self._name(cls), cls)
-
-    def _name(self, cls: type) -> str:
-        module = self.aliases.get(cls.__module__, cls.__module__)
-        return f"{module}:{cls.__qualname__}"
+            self._known.setdefault(self.name(cls), cls)
 
     def name(self, cls: type) -> str:
-        return self._name(cls)
+        module = self.aliases.get(cls.__module__, cls.__module__)
+        return f"{module}:{cls.__qualname__}"
 
     def resolve(self, name: object) -> type:
         """The class `name` stands for; raises UnknownClass for any name outside the table."""
