@@ -115,12 +115,13 @@ def env_type_names(env_class: type) -> codec.TypeNames:
 
     The env module is loaded under a name that depends on where it lives (a hash of its path,
     `sandboxed_env` in the sandbox), and its sibling modules leave `sys.modules` after loading,
-    so the env's classes are found up front by walking what its module can reach.
+    so the env's classes are found up front by walking what its module can reach. They are the
+    only classes besides the codec's value types that a decoded state may hold.
     """
     aliases = {env_class.__module__: ENV_ALIAS}
     module = sys.modules.get(env_class.__module__)
     start = vars(module) if module is not None else {env_class.__name__: env_class}
-    return codec.TypeNames(aliases, _local_classes(start, env_class.__module__), learn=True)
+    return codec.TypeNames(aliases, _local_classes(start, env_class.__module__))
 
 
 def _local_classes(namespace: dict[str, Any], env_module: str) -> Iterator[type]:

@@ -35,6 +35,13 @@ survives, and adding a record elsewhere does not renumber anything: deltas stay 
 env's module was loaded from (the runtime maps its env module to a stable name). `readable()`
 gives the plain-JSON view people and LLM prompts read; it is lossy and never decoded.
 
+Decoding cannot run code: encodings come from clients, replay and benchmark files, so a class
+name in one is data, looked up in a table and never imported. The table holds `VALUE_TYPES`
+(Counter, OrderedDict, Fraction, UUID, Random...: the classes the encoder names for plain
+values) and the classes the caller registered (an env's own). Any other name is `UnknownClass`.
+Instances are allocated by the first C-level `__new__` of their class and get their attributes
+with `object.__setattr__`, so no Python `__new__`, `__init__` or `__setstate__` runs.
+
 Limits: a reference from inside a set's item to another item of a set first met inside that set
 may come out in either order; values with no faithful form (functions, modules, files, locks,
 C-level objects without attributes) raise `UnencodableValue`.
@@ -45,16 +52,19 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import enum
-import importlib
 import json
 import math
 import random
-from collections import defaultdict
+import types as pytypes
+import uuid
+from collections import ChainMap, Counter, OrderedDict, UserDict, UserList, UserString, defaultdict
 from collections.abc import Callable, Iterable
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
-__all__ = ["TAG", "TypeNames", "UnencodableValue", "encode", "decode", "readable", "is_plain", "plain_path"]
+__all__ = ["TAG", "VALUE_TYPES", "TypeNames", "UnencodableValue", "UnknownClass", "encode", "decode", "readable",
+           "is_plain", "plain_path"]
 
 TAG = "__py__"
 _SCALARS = (str, int, float, bool, type(None))
@@ -66,45 +76,44 @@ class UnencodableValue(TypeError):
     """A value with no faithful encoding (a function, a module, an open file, a lock...)."""
 
 
+class UnknownClass(ValueError):
+    """An encoding names a class that is neither a value type nor one the caller registered."""
+
+    def __init__(self, name: object) -> None:
+        super().__init__(f"refused to decode class {name!r}: an encoded value may name only the env's own "
+                         f"classes and plain value types ({', '.join(sorted(c.__name__ for c in VALUE_TYPES))})")
+        self.name = name
+
+
+# The classes besides an env's own that a document may name (object, enum and random forms): the
+# standard library's plain value types. Decimal, datetimes, sets, tuples... have tags of their
+# own; any other class (a pathlib path, a third party's model) is refused when decoded.
+VALUE_TYPES: tuple[type, ...] = (Counter, OrderedDict, ChainMap, UserDict, UserList, UserString, Fraction, uuid.UUID,
+                                 uuid.SafeUUID, random.Random)
+
+
 class TypeNames:
     """Maps classes to stable names and back; `aliases` renames modules (e.g. the env's own).
 
-    `classes` are known up front (an env's own classes, whose modules are not importable by name
-    in every process); with `learn`, every class named while encoding is remembered too.
+    `classes` are the only classes besides VALUE_TYPES a decoded value may be an instance of (an
+    env's own); names resolve through this table alone, never by importing.
     """
 
-    def __init__(self, aliases: dict[str, str] | None = None, classes: Iterable[type] = (), *,
-                 learn: bool = False) -> None:
+    def __init__(self, aliases: dict[str, str] | None = None, classes: Iterable[type] = ()) -> None:
         self.aliases = dict(aliases or {})
-        self._reverse = {alias: module for module, alias in self.aliases.items()}
-        self.learn = learn
-        self._known: dict[str, type] = {}
+        self._known: dict[str, type] = {self.name(cls): cls for cls in VALUE_TYPES}
         for cls in classes:
-            self._known.setdefault(self._name(cls), cls)
+            self._known.setdefault(self.name(cls), cls)
 
-    def _name(self, cls: type) -> str:
+    def name(self, cls: type) -> str:
         module = self.aliases.get(cls.__module__, cls.__module__)
         return f"{module}:{cls.__qualname__}"
 
-    def name(self, cls: type) -> str:
-        name = self._name(cls)
-        if self.learn:
-            self._known[name] = cls
-        return name
-
-    def resolve(self, name: str) -> type:
-        if name in self._known:
-            return self._known[name]
-        module_name, _, qualname = name.partition(":")
-        module_name = self._reverse.get(module_name, module_name)
-        try:
-            found: Any = importlib.import_module(module_name)
-            for part in qualname.split("."):
-                found = getattr(found, part)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"Cannot find class {name!r} of an encoded value: {exc}") from exc
-        if not isinstance(found, type):
-            raise ValueError(f"{name!r} of an encoded value is not a class")
+    def resolve(self, name: object) -> type:
+        """The class `name` stands for; raises UnknownClass for any name outside the table."""
+        found = self._known.get(name) if isinstance(name, str) else None
+        if found is None:
+            raise UnknownClass(name)
         return found
 
 
@@ -136,8 +145,14 @@ def encode(value: Any, types: TypeNames | None = None) -> Any:
 
 
 def decode(data: Any, types: TypeNames | None = None) -> Any:
-    """Rebuild the Python value of an encoding (plain JSON decodes to an equal copy of itself)."""
-    return Decoder(types or _DEFAULT_NAMES).decode(data, ())
+    """Rebuild the Python value of an encoding (plain JSON decodes to an equal copy of itself).
+
+    Raises ValueError for anything malformed (UnknownClass for a class outside `types`).
+    """
+    try:
+        return Decoder(types or _DEFAULT_NAMES).decode(data, ())
+    except RecursionError:
+        raise ValueError("the encoded value is nested too deeply to decode") from None
 
 
 def readable(data: Any) -> Any:
@@ -357,7 +372,7 @@ class Decoder:
             "time": lambda d, p: dt.time.fromisoformat(d["value"]),
             "timedelta": lambda d, p: dt.timedelta(*d["value"]),
             "bytes": lambda d, p: base64.b64decode(d["value"]),
-            "enum": lambda d, p: self.types.resolve(d["type"])[d["name"]],  # type: ignore[index]
+            "enum": self._enum,
             "defaultdict": self._defaultdict, "random": self._random, "object": self._object, "ref": self._ref,
         }
 
@@ -420,9 +435,20 @@ class Decoder:
             for k, v in data.items():
                 into[k] = self.decode(v, (*path, k))
 
+    def _class(self, data: dict[str, Any], kind: type) -> Any:
+        cls = self.types.resolve(data["type"])
+        if not issubclass(cls, kind):
+            raise ValueError(f"{data['type']!r} of an encoded value is not a {kind.__name__}")
+        return cls
+
+    def _enum(self, data: dict[str, Any], path: Path) -> enum.Enum:
+        member = self._class(data, enum.Enum).__members__.get(data["name"])
+        if not isinstance(member, enum.Enum):
+            raise ValueError(f"{data['type']!r} has no member {data['name']!r}")
+        return member
+
     def _random(self, data: dict[str, Any], path: Path) -> random.Random:
-        cls: Any = self.types.resolve(data["type"])
-        generator = cls.__new__(cls)
+        generator = _allocate(self._class(data, random.Random))
         random.Random.__init__(generator)
         self.places[path] = generator
         generator.setstate(_tuples(self.decode(data["state"], (*path, "state"))))
@@ -432,9 +458,9 @@ class Decoder:
         cls: Any = self.types.resolve(data["type"])
         base = next((b for b in _BASES if issubclass(cls, b)), None)
         if "value" in data and base in (tuple, frozenset, str, int, float, Decimal):
-            obj = base.__new__(cls, self.decode(data["value"], (*path, "value")))
+            obj = _allocate(cls, self.decode(data["value"], (*path, "value")))
         else:
-            obj = cls.__new__(cls)
+            obj = _allocate(cls)
         self.places[path] = obj
         if "value" in data and base is dict:
             self._fill(data["value"], (*path, "value"), obj)
@@ -459,6 +485,18 @@ class Decoder:
         if place not in self.places:
             raise ValueError(f"Encoded reference to {list(place)} comes before its value")
         return self.places[place]
+
+
+def _allocate(cls: type, *value: Any) -> Any:
+    """A new instance of `cls` from the first C-level `__new__` of its MRO (a builtin's, `object`'s).
+
+    The class's own Python `__new__` and `__init__` never run: decoded documents choose classes.
+    """
+    for klass in cls.__mro__:
+        new = vars(klass).get("__new__")
+        if isinstance(new, pytypes.BuiltinFunctionType):
+            return new(cls, *value)
+    return object.__new__(cls)
 
 
 def _hashable(key: Any) -> Any:
