@@ -246,8 +246,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from catalog.importer import import_env
-    from catalog.render import import_document, render_import
     from catalog.names import check_env_id
+    from catalog.render import import_document, render_import
     from verifier.loadcheck import sandbox_load_check
 
     if args.id is not None:
