@@ -246,9 +246,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from catalog.importer import import_env
+    from catalog.names import check_env_id
     from catalog.render import import_document, render_import
     from verifier.loadcheck import sandbox_load_check
 
+    if args.id is not None:
+        check_env_id(args.id)  # before the catalog folder is created
     report = import_env(Path(args.path), _catalog(args, write=True), class_name=args.class_name,
                         configs=[Path(c) for c in args.config or []], env_id=args.id, replace=args.replace,
                         check=None if args.trusted else sandbox_load_check, convention=args.convention,

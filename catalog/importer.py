@@ -36,6 +36,7 @@ import libcst as cst
 from catalog.conventions import ConventionError, Detected, detect
 from catalog.failures import infer_failure, merge_failure, with_helpers
 from catalog.models import Convention, EnvManifest, FailureConvention, Provenance, ToolDescriptor
+from catalog.names import check_env_id
 from catalog.pids import process_alive
 from catalog.runtime import EnvLoadError, load_module, runtime_for
 from catalog.store import Catalog, CatalogError, EnvHandle, runtime_options
@@ -93,6 +94,15 @@ def _imports(source: str) -> list[tuple[str, int, bool]]:
 
     module.visit(Visitor())
     return found
+
+
+def _through_symlink(path: Path, top: Path) -> bool:
+    """True if `path` or a folder between it and `top` is a symlink (its target could be any host file)."""
+    while path != top and top in path.parents:
+        if path.is_symlink():
+            return True
+        path = path.parent
+    return False
 
 
 def _resolve_local(name: str, level: int, importer: Path, roots: list[Path]) -> Path | None:
@@ -188,6 +198,10 @@ def _collect(entry: Path, package_root: Path | None) -> _Collected:
         if current in files:
             continue
         files[current] = current.relative_to(top) if current != entry else Path("env.py")
+        if current != entry and _through_symlink(current, top):
+            problems.append(f"{current.relative_to(top)} is a symlink (or inside one): import copies regular files "
+                            "only, never what a link points to; replace it with a copy")
+            continue
         text = current.read_text(encoding="utf-8")
         try:
             trees[current] = ast.parse(text)
@@ -368,6 +382,8 @@ def import_env(path: Path, catalog: Catalog, *, class_name: str | None = None, c
     sandboxed one (verifier.loadcheck.sandbox_load_check) for code you do not trust. Without it,
     the check runs in this process (`in_process_check`): trusted code only.
     """
+    if env_id is not None:
+        check_env_id(env_id)  # before anything is read or written: `--id ../x` is a path, not a name
     path = Path(path).resolve()
     if not path.is_file() or path.suffix != ".py":
         raise ImportProblem(f"{path} is not a Python file")
@@ -390,6 +406,7 @@ def import_env(path: Path, catalog: Catalog, *, class_name: str | None = None, c
     texts.update(_package_inits(texts))
     name = found.name if found.convention in ("class", "toolkit") else _module_name(path, top)
     env_id = env_id or re.sub(r"[^A-Za-z0-9.-]", "-", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name).lower()).strip("-")
+    check_env_id(env_id)
     classes = [n.name for tree in collected.trees.values() for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
     scopes = with_helpers(found.scopes, collected.trees.values())
     failure = merge_failure(infer_failure(scopes, classes), exceptions=failure_exceptions,

@@ -10,9 +10,10 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from catalog.delta import DeltaOp
+from catalog.names import MAX_NAME, NAME_PATTERN, check_env_id, check_state_name
 from catalog.strata import delta_band
 
 __all__ = [
@@ -96,7 +97,7 @@ class Quality(_Strict):
 class EnvManifest(_Strict):
     """`env.json`: everything about an environment that listing and searching need."""
 
-    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    id: str = Field(max_length=MAX_NAME, pattern=rf"^{NAME_PATTERN}$")
     name: str
     kind: EnvKind
     entry: str = Field(description="Name of the Env subclass (sql) or the environment class (class) in env.py.")
@@ -128,6 +129,18 @@ class EnvManifest(_Strict):
     provenance: Provenance = Field(default_factory=Provenance)
     quality: Quality | None = None
     content_hash: str = ""
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_name(cls, value: str) -> str:
+        return check_env_id(value)
+
+    @field_validator("states")
+    @classmethod
+    def _states_are_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            check_state_name(name)  # each is joined into states/<name>.json
+        return value
 
     def tool(self, name: str) -> ToolDescriptor:
         """Return the descriptor of tool `name`; raises KeyError listing the available tools."""

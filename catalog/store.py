@@ -33,6 +33,7 @@ from catalog.errors import EnvforgeError
 from catalog.jsonable import to_jsonable
 from catalog.manifest import content_hash
 from catalog.models import EnvManifest
+from catalog.names import REFERENCE_IDS, BadName, check_env_id, check_state_name, is_name
 from catalog.runtime import ClassRuntime, SqlRuntime, load_module, runtime_for
 from catalog.tasks import Task
 
@@ -103,7 +104,8 @@ class EnvHandle:
         return self.manifest.id
 
     def state_names(self) -> list[str]:
-        return sorted(p.stem for p in (self.path / "states").glob("*.json"))
+        """The states on disk whose names are names (a file like `..x.json` is never offered)."""
+        return sorted(p.stem for p in (self.path / "states").glob("*.json") if is_name(p.stem))
 
     def default_state(self) -> str:
         """The state a run starts from when none is named: `default` if the env has one, else its first.
@@ -116,13 +118,23 @@ class EnvHandle:
         return "default" if "default" in names else names[0]
 
     def state(self, name: str) -> dict[str, Any]:
-        """Load initial state `name`; raises CatalogError listing the available ones."""
+        """Load initial state `name`; raises CatalogError listing the available ones.
+
+        `name` may come from a client: it is checked as a name, and the file is opened without
+        following a symlink, so no other file on the host is ever read through it.
+        """
+        try:
+            check_state_name(name)
+        except BadName as exc:
+            raise CatalogError(str(exc)) from exc
         path = self.path / "states" / f"{name}.json"
-        if not path.is_file():
+        if not path.is_file() or path.is_symlink():
             raise CatalogError(f"Env {self.id!r} has no state {name!r}. Available: {', '.join(self.state_names())}")
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
+            return json.loads(read_regular(path))
+        except OSError as exc:
+            raise CatalogError(f"State file {path} cannot be read: {exc.strerror or exc}") from exc
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise CatalogError(f"State file {path} is not valid JSON: {exc}") from exc
 
     def tasks(self) -> list[Task]:
@@ -130,7 +142,7 @@ class EnvHandle:
         if not path.is_file():
             return []
         tasks = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for number, line in enumerate(read_regular(path).splitlines(), 1):
             if line.strip():
                 try:
                     tasks.append(Task.model_validate_json(line))
@@ -139,7 +151,7 @@ class EnvHandle:
         return tasks
 
     def source(self) -> str:
-        return (self.path / "env.py").read_text(encoding="utf-8")
+        return read_regular(self.path / "env.py")
 
     def runtime(self, *, trusted: bool = False) -> SqlRuntime | ClassRuntime:
         """Import env.py and build its runtime in THIS process.
@@ -172,12 +184,19 @@ def runtime_options(manifest: EnvManifest) -> dict[str, Any]:
 
 
 def read_env(path: Path, reference: bool = False) -> EnvHandle:
-    """Read and validate one env folder's manifest; raises CatalogError saying what is wrong."""
+    """Read and validate one env folder's manifest; raises CatalogError saying what is wrong.
+
+    The folder is untrusted: a symlink anywhere in it makes it broken (its target could be any
+    host file, read here or shipped into the sandbox), and every name in it must be a name.
+    """
     manifest_path = path / "env.json"
-    if not manifest_path.is_file():
+    if not manifest_path.is_file() and not path.is_symlink():
         raise CatalogError("no env.json (partial or foreign folder)")
+    link = find_symlink(path)
+    if link is not None:
+        raise CatalogError(f"{link} is a symlink: env folders hold regular files only")
     try:
-        manifest = EnvManifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+        manifest = EnvManifest.model_validate_json(read_regular(manifest_path))
     except (ValidationError, ValueError) as exc:
         first = str(exc).splitlines()[0:3]
         raise CatalogError(f"env.json is invalid: {' '.join(first)}") from exc
@@ -188,7 +207,44 @@ def read_env(path: Path, reference: bool = False) -> EnvHandle:
     missing = [s for s in manifest.states if not (path / "states" / f"{s}.json").is_file()]
     if missing:
         raise CatalogError(f"states listed in env.json are missing: {missing}")
+    _check_task_names(path / "tasks.jsonl")
     return EnvHandle(path, manifest, reference)
+
+
+def read_regular(path: Path) -> str:
+    """The text of `path`, refusing a symlink at the last step (O_NOFOLLOW: ELOOP instead of its target)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def find_symlink(folder: Path) -> str | None:
+    """The first symlink in `folder` (itself included), relative to its parent; None if there is none."""
+    if folder.is_symlink():
+        return folder.name
+    for current, dirs, files in os.walk(folder):  # followlinks=False: a linked folder is listed, not entered
+        for name in sorted(dirs + files):
+            full = Path(current) / name
+            if full.is_symlink():
+                return str(full.relative_to(folder.parent))
+    return None
+
+
+def _check_task_names(path: Path) -> None:
+    """Every task's id and state in tasks.jsonl is a name (a state is joined into states/<name>.json)."""
+    if not path.is_file():
+        return
+    for number, line in enumerate(read_regular(path).splitlines(), 1):
+        try:
+            record = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            continue  # tasks() reports it with the rest of the line's problems
+        if not isinstance(record, dict):
+            continue
+        for key in ("id", "state"):
+            value = record.get(key)
+            if value is not None and not is_name(value):
+                raise CatalogError(f"tasks.jsonl:{number}: {key} {str(value)[:60]!r} is not a name (no '/', no '..')")
 
 
 class Catalog:
@@ -246,7 +302,7 @@ class Catalog:
     def _reference(self) -> tuple[list[EnvHandle], list[EnvProblem]]:
         handles, problems = [], []
         if self.include_reference:
-            for folder in sorted(p for p in REFERENCE_DIR.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
+            for folder in (REFERENCE_DIR / name for name in REFERENCE_IDS):
                 try:
                     handles.append(read_env(folder, reference=True))
                 except CatalogError as exc:
@@ -269,8 +325,16 @@ class Catalog:
         return summaries, problems
 
     def get(self, env_id: str) -> EnvHandle:
-        """Return env `env_id`; raises CatalogError (broken env, or unknown with the known ids)."""
-        if self.include_reference and (REFERENCE_DIR / env_id / "env.json").is_file():
+        """Return env `env_id`; raises CatalogError (a bad name, broken env, or unknown with the known ids).
+
+        `env_id` may come from a client: it is checked as a name first, and reference status comes
+        from the shipped list (REFERENCE_IDS), never from a path that happens to exist.
+        """
+        try:
+            check_env_id(env_id)
+        except BadName as exc:
+            raise CatalogError(str(exc)) from exc
+        if self.include_reference and env_id in REFERENCE_IDS:
             return self._read_or_raise(REFERENCE_DIR / env_id, reference=True)
         folder = self.root / env_id
         if folder.is_dir() and not env_id.startswith("."):
@@ -300,7 +364,13 @@ class Catalog:
 
         Raises CatalogError if the id is a reference env's, or exists and `replace` is False.
         """
-        if (REFERENCE_DIR / manifest.id).exists():
+        try:
+            check_env_id(manifest.id)
+            for name in states:
+                check_state_name(name)
+        except BadName as exc:
+            raise CatalogError(str(exc)) from exc
+        if manifest.id in REFERENCE_IDS:
             raise CatalogError(f"Env id {manifest.id!r} is taken by a reference env")
         target = self.root / manifest.id
         if target.exists() and not replace:
@@ -360,15 +430,15 @@ def _fsync_tree(folder: Path) -> None:
 
 
 def _stamp(folder: Path) -> str:
-    """A cheap change marker of an env folder: mtimes of env.json, the folder and states/.
+    """A cheap change marker of an env folder: mtimes of env.json, the folder, states/ and tasks.jsonl.
 
     Adding, removing or renaming files changes a folder's mtime, so a deleted env.py or state
     file invalidates the cached row; editing env.json changes its own mtime.
     """
     stamps = []
-    for path in (folder / "env.json", folder, folder / "states"):
+    for path in (folder / "env.json", folder, folder / "states", folder / "tasks.jsonl"):
         try:
-            stamps.append(str(path.stat().st_mtime_ns))
+            stamps.append(str(path.lstat().st_mtime_ns))
         except OSError:
             stamps.append("-")
     return ":".join(stamps)

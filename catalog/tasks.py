@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from catalog import pyast
 from catalog.errors import EnvforgeError
 from catalog.models import Action
+from catalog.names import check_state_name, check_task_id
 
 __all__ = ["Task", "CheckError", "compile_check"]
 
@@ -43,6 +44,16 @@ class Task(BaseModel):
     forbidden: list[Action] | None = Field(None, description=(
         "Calls that, run from the initial state instead of the solution, reach a state the check must reject (the "
         "forbidden write, the other branch): the gate runs them to confirm the check can tell."))
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_name(cls, value: str) -> str:
+        return check_task_id(value)
+
+    @field_validator("state")
+    @classmethod
+    def _state_is_name(cls, value: str) -> str:
+        return check_state_name(value)  # joined into states/<name>.json: a name, never a path
 
     @field_validator("check")
     @classmethod

@@ -24,10 +24,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from catalog.errors import EnvforgeError
 from verifier.frames import MAX_FRAME, FrameReader, encode
 from verifier.isolation import Isolation, new_scratch, zygote_command
 
-__all__ = ["ForkServer", "Worker", "EnvTooLarge"]
+__all__ = ["ForkServer", "Worker", "EnvTooLarge", "EnvHasSymlink"]
+
+
+class EnvHasSymlink(RuntimeError, EnvforgeError):
+    """A symlink in an env folder: what it points to is a host file, never shipped into the sandbox."""
 
 
 class EnvTooLarge(RuntimeError):
@@ -171,7 +176,10 @@ def env_files(env_dir: Path) -> dict[str, str]:
     """Every file of an env folder, base64 (what a worker writes into its private scratch)."""
     files: dict[str, str] = {}
     size = 0
-    for path in sorted(Path(env_dir).rglob("*")):
+    for path in sorted(Path(env_dir).rglob("*")):  # rglob lists a linked folder but does not enter it
+        if path.is_symlink():
+            raise EnvHasSymlink(f"{path.relative_to(env_dir)} in {env_dir} is a symlink: env folders hold regular "
+                                "files only")
         if "__pycache__" in path.parts or not path.is_file():
             continue
         data = path.read_bytes()

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catalog.names import check_state_name
 from catalog.store import EnvHandle
 from verifier.forkserver import ForkServer, Worker
 from verifier.frames import FrameError, FrameTooLarge
@@ -66,6 +67,8 @@ class Job:
     @classmethod
     def for_env(cls, handle: EnvHandle, actions: list[dict[str, Any]], *, state_name: str | None = None,
                 state: dict[str, Any] | None = None, snapshot: bool = False) -> Job:
+        if state_name is not None:
+            check_state_name(state_name)  # the worker joins it into states/<name>.json
         m = handle.manifest
         return cls(str(handle.path.resolve()), m.kind, actions, m.entry, m.init, list(m.failure_exceptions),
                    m.convention, m.failure.model_dump() if m.failure else None, m.strict_args, list(m.allow_modules),

@@ -43,6 +43,7 @@ from typing import Any
 from catalog.calls import CallFileError, as_tool_call
 from catalog.errors import EnvforgeError
 from catalog.models import Action, Outcome, StepResult
+from catalog.names import is_name
 from catalog.runtime import ClassRuntime, SqlRuntime, StateTemplate
 from catalog.store import Catalog, CatalogError, EnvHandle
 from catalog.tasks import CheckError, Task
@@ -87,6 +88,8 @@ class ToolEnv:
         self.state_names: tuple[str, ...] = self._loaded.state_names if self._loaded is not None else \
             tuple(handle.state_names())
         self.task = self._task(task) if task is not None else None
+        if isinstance(state, str) and not is_name(state):
+            handle.state(state)  # raises: a path is refused here, not at the first reset
         self._state_choice = state
         self.tool_descriptors = {t.name: t for t in handle.manifest.tools}
         self._runtime: SqlRuntime | ClassRuntime | SandboxRuntime = \

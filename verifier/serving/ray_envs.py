@@ -133,7 +133,9 @@ class EnvActorPool:
         if actors is not None and actors < 1:
             raise ServingError(f"actors must be at least 1, got {actors}")
         shelf = catalog if isinstance(catalog, Catalog) else Catalog(catalog)
-        shelf.get(env_id)  # an unknown env (or a bad catalog) is one clear error here, not n in the actors
+        handle = shelf.get(env_id)  # an unknown env (or a bad catalog) is one clear error here, not n in the actors
+        if isinstance(state, str):
+            handle.state(state)  # a bad or unknown state name too, before any actor starts
         self.ray = ray = connect(address)
         self.env_id, self.n = env_id, n
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
