@@ -18,7 +18,6 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
 from catalog.importer import ImportProblem, import_env
 from catalog.names import MAX_NAME, REFERENCE_IDS, BadName, check_env_id, check_state_name, check_task_id
@@ -237,13 +236,13 @@ def test_mcp_stdio_reset_refuses_a_path_state(attack):
 
 @pytest.fixture(scope="module")
 def http_endpoint(attack, tmp_path_factory):
-    from tests.verifier.test_serving_mcp import _free_port
+    from tests.verifier.test_serving_mcp import TOKEN, _free_port
 
     port = _free_port()
     log = tmp_path_factory.mktemp("serve") / "stderr.txt"
     with log.open("w") as stderr:
         process = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "--catalog", str(attack.catalog_dir),
-                                    "serve", "--all", "--transport", "http", "--port", str(port)],
+                                    "serve", "--all", "--transport", "http", "--port", str(port), "--token", TOKEN],
                                    cwd=ROOT, stderr=stderr, text=True)
     deadline = time.monotonic() + 60
     import socket
@@ -262,9 +261,10 @@ def http_endpoint(attack, tmp_path_factory):
 
 
 def test_mcp_http_query_and_reset_refuse_paths(attack, http_endpoint):
+    from tests.verifier.test_serving_mcp import _http_session
+
     async def refused(url: str) -> str:
-        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
+        async with _http_session(url) as session:
             try:
                 tools = await session.list_tools()
             except Exception as exc:  # noqa: BLE001 - the SDK raises the server's request error
@@ -274,8 +274,7 @@ def test_mcp_http_query_and_reset_refuse_paths(attack, http_endpoint):
     async def go() -> list[str]:
         texts = [await refused(f"{http_endpoint}?env={attack.evil_ids[1]}"),
                  await refused(f"{http_endpoint}?env=mylib&state={attack.user_state}")]
-        async with streamable_http_client(http_endpoint) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
+        async with _http_session(http_endpoint) as session:
             texts.append(await _reset_error(session, env=attack.evil_ids[0]))
             texts.append(await _reset_error(session, env="library", state=attack.ref_state))
             assert not (await session.call_tool("reset", {"env": "mylib"})).is_error
