@@ -214,8 +214,8 @@ def zygote_main(config_json: str) -> None:
             except ProcessLookupError:
                 pass
         elif request.get("op") == "leftovers":
-            child = children.get(request.get("id"))
-            reason = "the worker is gone" if child is None else outside_leftovers(child, masks)
+            target = children.get(request.get("id"))
+            reason = "the worker is gone" if target is None else outside_leftovers(target, masks)
             control.send(json.dumps({"leftovers": request.get("id"), "reason": reason}).encode())
         elif request.get("op") == "spawn" and fds:
             pid = os.fork()

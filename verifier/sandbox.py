@@ -413,7 +413,7 @@ class SandboxPool:
                     self._retire(index)
                 return self._finish(result, started)
             else:
-                result.calls.append(CallResult(parsed.observation, list(frame.get("delta") or []), parsed.outcome,
+                result.calls.append(CallResult(parsed.observation, list(frame.get("delta") or []), parsed.outcome.value,
                                                parsed.state, parsed.event, parsed.info))
                 deadline = time.monotonic() + self.timeout
 

@@ -9,7 +9,7 @@ into that one job's `protocol: ...` result.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, model_validator
 
@@ -19,7 +19,6 @@ from catalog.models import Outcome, ToolDescriptor
 __all__ = ["MAX_DEPTH", "WireError", "ReadyFrame", "CallFrame", "TaskFrame", "DoneFrame", "parse", "too_deep", "claims_a_kind"]
 
 MAX_DEPTH = 200  # nesting a frame's values may have: callers walk them recursively (json.dumps, diffs, codecs)
-OutcomeName = Literal[tuple(o.value for o in Outcome)]  # type: ignore[valid-type]
 
 
 class WireError(ValueError):
@@ -59,7 +58,7 @@ class ReadyFrame(_Frame):
 class CallFrame(_Frame):
     """One action's result."""
 
-    outcome: OutcomeName
+    outcome: Annotated[Outcome, Field(strict=False)]  # its value as text, nothing else
     observation: Any = None
     delta: list[WireDeltaOp] = Field(default_factory=list)
     state: dict[str, Any] | None = None
