@@ -10,7 +10,8 @@ hook (verifier/_guard.py) for its whole life. Then it reads jobs (frames on its 
 answers each with frames tagged with the job's number: `ready`, one per call, an optional
 `task`, and `done`. After each job it looks for leftovers that could change later answers
 (threads, pending alarms or timers, new signal handlers, the module path, the decimal context)
-and asks to be recycled if it finds one.
+and asks to be recycled if it finds one. Env code can patch that check, so the supervisor also
+asks the zygote, which sees the worker's /proc from outside (`outside_leftovers`).
 """
 
 from __future__ import annotations

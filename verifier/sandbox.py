@@ -6,8 +6,8 @@ and it is recycled after `max_jobs` jobs or on any anomaly. The pool enforces th
 timeout by killing a worker that does not answer, and turns every event into a result for that
 job only: `timeout`, `memory`, `output_too_large`, `crash: ...` (with the worker's real exit
 status or signal), `forbidden: <what>` (the audit hook stopped it) or `protocol: ...` (the
-worker sent something that is not a frame of this job). Worker output is untrusted: the
-supervisor never raises on it. A job is a sequence of actions from one initial state, so a
+worker sent something that is not a frame of this job, or a frame whose fields are not what
+verifier/wire.py allows). Worker output is untrusted: the supervisor never raises on it. A job is a sequence of actions from one initial state, so a
 restarted worker needs no memory of earlier jobs (except `resume` jobs, see verifier/session.py).
 """
 
