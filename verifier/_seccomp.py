@@ -4,7 +4,10 @@ The kernel then refuses, whatever Python or native code asks: creating processes
 and clone without CLONE_THREAD, which is how glibc forks; clone3 answers ENOSYS so libc falls
 back to clone), exec, sockets, ptrace and other processes' memory, mount-like calls and new
 namespaces, and a few kernel interfaces env code has no use for (bpf, keyrings, io_uring,
-modules, perf), System V IPC and POSIX message queues (siblings share the ipc namespace), and
+modules, perf), System V IPC and POSIX message queues (siblings share the ipc namespace),
+anonymous files (memfd_create, memfd_secret: their pages are not address space, so RLIMIT_AS does
+not count them and a worker could hold any amount across jobs; /dev/shm is read-only, and files in
+the scratch are capped by its tmpfs size), and
 signals to any process but itself (siblings serving other envs share the pid namespace and the
 user, so the kernel would let them signal each other), or making itself dumpable again. For the
 same reason it refuses every call that changes *another* process of the same user without a
@@ -31,7 +34,7 @@ DENIED = (
     "io_uring_setup", "io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load", "init_module",
     "finit_module", "delete_module", "open_by_handle_at", "name_to_handle_at", "reboot", "swapon", "swapoff",
     "syslog", "acct", "quotactl", "personality", "pidfd_getfd", "pidfd_open", "pidfd_send_signal", "tkill",
-    "shmget", "shmat", "msgget", "semget", "mq_open",
+    "shmget", "shmat", "msgget", "semget", "mq_open", "memfd_create", "memfd_secret",
 )
 SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target process
 PR_SET_DUMPABLE = 4

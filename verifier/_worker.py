@@ -10,7 +10,8 @@ hook (verifier/_guard.py) for its whole life. Then it reads jobs (frames on its 
 answers each with frames tagged with the job's number: `ready`, one per call, an optional
 `task`, and `done`. After each job it looks for leftovers that could change later answers
 (threads, pending alarms or timers, new signal handlers, the module path, the decimal context)
-and asks to be recycled if it finds one.
+and asks to be recycled if it finds one. Env code can patch that check, so the supervisor also
+asks the zygote, which sees the worker's /proc from outside (`outside_leftovers`).
 """
 
 from __future__ import annotations
@@ -70,6 +71,29 @@ def _leftovers(baseline: dict[str, Any]) -> str | None:
     now = _process_state()
     changed = [key for key in baseline if now[key] != baseline[key]]
     return f"{changed[0]} changed" if changed else None
+
+
+def _signal_masks(pid: int | str) -> tuple[str, ...]:
+    """The signals a process ignores and catches (/proc/<pid>/status); its handlers, as the kernel sees them."""
+    with open(f"/proc/{pid}/status") as status:
+        return tuple(line.split()[1] for line in status if line.startswith(("SigIgn:", "SigCgt:")))
+
+
+def outside_leftovers(pid: int, masks: tuple[str, ...]) -> str | None:
+    """Why a worker must be retired, seen by its parent in /proc: threads, or signal handlers it installed.
+
+    Read by the fork server, not the worker: env code can patch anything in its own process (os.listdir,
+    this module), nothing in its parent. `masks` are the worker's at fork (the zygote's own).
+    Timers (alarm, setitimer) are not in /proc: the worker's own check still reports those.
+    """
+    try:
+        threads = len(os.listdir(f"/proc/{pid}/task"))
+        now = _signal_masks(pid)
+    except OSError:
+        return "the worker is gone"
+    if threads > 1:
+        return f"{threads - 1} thread(s) left running"
+    return "signal handlers changed" if now != masks else None
 
 
 def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -132,8 +156,9 @@ def zygote_main(config_json: str) -> None:
 
     Its control socket (a SOCK_SEQPACKET on fd 0) carries JSON requests `{"op": "spawn", "id",
     "memory_mb", "scratch_mb"}` with the worker's end of its channel attached (SCM_RIGHTS), and
-    `{"op": "kill", "id"}`; it answers `{"spawned": id}` and `{"exited": id, "status": s}` (a
-    negative status is a signal). The zygote runs only envforge's code: env code exists only in
+    `{"op": "kill", "id"}` and `{"op": "leftovers", "id"}`; it answers `{"spawned": id}`,
+    `{"exited": id, "status": s}` (a negative status is a signal) and `{"leftovers": id, "reason": r}`
+    (`outside_leftovers`). The zygote runs only envforge's code: env code exists only in
     the forked workers, after they have locked themselves down.
     """
     import importlib
@@ -163,6 +188,7 @@ def zygote_main(config_json: str) -> None:
         except ImportError:
             pass
     mounts.set_dumpable(False)  # inherited by the workers: no sibling can open another's memory
+    masks = _signal_masks("self")  # what every forked worker starts with
     children: dict[str, int] = {}
     while True:
         while children:
@@ -188,6 +214,10 @@ def zygote_main(config_json: str) -> None:
                 os.kill(children[request["id"]], signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        elif request.get("op") == "leftovers":
+            target = children.get(request.get("id"))
+            reason = "the worker is gone" if target is None else outside_leftovers(target, masks)
+            control.send(json.dumps({"leftovers": request.get("id"), "reason": reason}).encode())
         elif request.get("op") == "spawn" and fds:
             pid = os.fork()
             if pid == 0:

@@ -92,6 +92,7 @@ class ForkServer:
         self._cond = threading.Condition()
         self._spawned: set[str] = set()
         self._statuses: dict[str, int] = {}
+        self._leftovers: dict[str, str | None] = {}
         self._dead = False
         self._ids = itertools.count(1)
         threading.Thread(target=self._read, name="envforge-forkserver-reader", daemon=True).start()
@@ -116,6 +117,9 @@ class ForkServer:
                     self._spawned.add(str(report["spawned"]))
                 elif "exited" in report:
                     self._statuses[str(report["exited"])] = int(report["status"])
+                elif "leftovers" in report:
+                    reason = report.get("reason")
+                    self._leftovers[str(report["leftovers"])] = None if reason is None else str(reason)
                 self._cond.notify_all()
 
     def alive(self) -> bool:
@@ -149,6 +153,18 @@ class ForkServer:
         self._request({"op": "kill", "id": key})
         if self.scratch_root is not None:
             shutil.rmtree(self.scratch_root / key, ignore_errors=True)
+
+    def leftovers(self, key: str, wait: float = 5.0) -> str | None:
+        """Why worker `key` must be retired, as the fork server sees it in /proc (threads, handlers), or None."""
+        with self._cond:
+            self._leftovers.pop(key, None)
+        if not self._request({"op": "leftovers", "id": key}):
+            return "the fork server is gone"
+        with self._cond:
+            self._cond.wait_for(lambda: key in self._leftovers or self._dead, wait)
+            if key not in self._leftovers:
+                return "the fork server did not answer the leftover check"
+            return self._leftovers.pop(key)
 
     def status(self, key: str, wait: float) -> int | None:
         """The worker's exit status (negative: the signal that killed it), or None if it is not known in time."""
@@ -211,6 +227,10 @@ class Worker:
         except (OSError, ValueError):
             return False
         return True
+
+    def leftovers(self) -> str | None:
+        """Why this worker must not serve another job, seen from outside it (verifier/_worker.py)."""
+        return self.server.leftovers(self.key)
 
     def exit_status(self, wait: float = 2.0) -> int | None:
         return self.server.status(self.key, wait)

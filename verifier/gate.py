@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from catalog.errors import EnvforgeError
 from catalog.store import Catalog, EnvHandle
 from constraints.completeness import spec_of
 from constraints.extract import ExtractionError
@@ -78,7 +79,16 @@ def _open_worker(root: str, include_reference: bool, timeout: float) -> None:
 
 
 def _verify_unit(env_id: str, examples: int, seed: int, gate: float) -> GateReport:
-    return verify_env(_WORKER["catalog"].get(env_id), _WORKER["pool"], examples=examples, seed=seed, gate=gate)
+    """One env's report; an env that cannot be verified (a corrupt state file, say) is its own failed report."""
+    try:
+        return verify_env(_WORKER["catalog"].get(env_id), _WORKER["pool"], examples=examples, seed=seed, gate=gate)
+    except Exception as exc:  # noqa: BLE001 - whatever one env's files do, the other envs keep their reports
+        return broken_env_report(env_id, _reason(exc), gate)
+
+
+def _reason(exc: BaseException) -> str:
+    """One line for an env that could not be verified: the project's own message, else the exception's."""
+    return str(exc) if isinstance(exc, EnvforgeError) else f"{type(exc).__name__}: {exc}"
 
 
 def verify_envs(catalog: Catalog, env_ids: Sequence[str], *, executor: ExecutorSpec = LOCAL, workers: int = 2,
@@ -87,7 +97,8 @@ def verify_envs(catalog: Catalog, env_ids: Sequence[str], *, executor: ExecutorS
     """The gate report of each env of `catalog` in `env_ids`, in that order, whichever executor ran them.
 
     Envs run side by side on `workers` workers of `executor`, each with its own sandbox pool;
-    `progress` sees each report as its env finishes. On Ray every node needs the catalog folder
+    `progress` sees each report as its env finishes. An env that cannot be verified (its files
+do not read, its worker was lost) gets a failed report of its own; the others are unaffected. On Ray every node needs the catalog folder
     at the same path (reference envs ship with the package).
     """
     if not env_ids:
@@ -100,7 +111,10 @@ def verify_envs(catalog: Catalog, env_ids: Sequence[str], *, executor: ExecutorS
                    name="verify") as pool:
         futures = {pool.submit(_verify_unit, env_id, examples, seed, gate): k for k, env_id in enumerate(env_ids)}
         for future in cf.as_completed(futures):
-            report = future.result()
+            try:
+                report = future.result()
+            except Exception as exc:  # noqa: BLE001 - the unit's worker was lost: that env's report says so
+                report = broken_env_report(env_ids[futures[future]], f"not verified: {_reason(exc)}", gate)
             reports[futures[future]] = report
             if progress is not None:
                 progress(report)

@@ -6,8 +6,8 @@ and it is recycled after `max_jobs` jobs or on any anomaly. The pool enforces th
 timeout by killing a worker that does not answer, and turns every event into a result for that
 job only: `timeout`, `memory`, `output_too_large`, `crash: ...` (with the worker's real exit
 status or signal), `forbidden: <what>` (the audit hook stopped it) or `protocol: ...` (the
-worker sent something that is not a frame of this job). Worker output is untrusted: the
-supervisor never raises on it. A job is a sequence of actions from one initial state, so a
+worker sent something that is not a frame of this job, or a frame whose fields are not what
+verifier/wire.py allows). Worker output is untrusted: the supervisor never raises on it. A job is a sequence of actions from one initial state, so a
 restarted worker needs no memory of earlier jobs (except `resume` jobs, see verifier/session.py).
 """
 
@@ -35,6 +35,7 @@ from verifier.isolation import (
     default_isolation,
     require_isolation,
 )
+from verifier.wire import CallFrame, DoneFrame, ReadyFrame, TaskFrame, WireError, claims_a_kind, parse
 
 __all__ = ["SandboxPool", "Job", "JobResult", "CallResult", "DEFAULT_TIMEOUT"]
 
@@ -367,62 +368,57 @@ class SandboxPool:
             if "violation" in frame:
                 status = worker.exit_status()
                 self._retire(index)
-                result.event = f"forbidden: {frame['violation']}" if status == VIOLATION_STATUS else \
-                    _exit_event(status)
+                result.event = f"forbidden: {frame['violation']}" if status == VIOLATION_STATUS and \
+                    isinstance(frame["violation"], str) else _exit_event(status)
                 return self._finish(result, started)
-            if frame.get("job") != number:
+            if frame.get("job") != number or type(frame.get("job")) is not int:
                 self._retire(index)
                 result.event = "protocol: a frame for another job"
+                return self._finish(result, started)
+            if frame.get("event") == "output_too_large" and not claims_a_kind(frame):
+                continue  # the worker replaced an oversized frame; its `done` frame follows
+            # Validated into typed values here: no later code sees what the worker wrote (verifier/wire.py).
+            try:
+                parsed = parse(frame)
+            except WireError as exc:
+                self._retire(index)
+                result.event = f"protocol: {exc}"
                 return self._finish(result, started)
             # Each deadline reset must be earned by a frame the job can have: one `ready`, then at most
             # one `task` (if asked) and one frame per action. Anything else (env code writing frames to
             # the protocol descriptor to keep the job alive forever, say) ends the job.
             unexpected = None
-            if frame.get("ready"):
+            if isinstance(parsed, ReadyFrame):
                 unexpected = "a second ready frame" if ready else None
-            elif "task" in frame:
+            elif isinstance(parsed, TaskFrame):
                 unexpected = None if ready and job.task is not None and result.task is None and not result.calls \
                     else "an unexpected task frame"
-            elif frame.get("done"):
-                unexpected = None if frame.get("event") is None or isinstance(frame.get("event"), str) \
-                    else "a malformed done frame"
-            elif "outcome" in frame:
-                unexpected = None if ready and len(result.calls) < len(job.actions) and \
-                    (frame.get("event") is None or isinstance(frame.get("event"), str)) else "an unexpected call frame"
+            elif isinstance(parsed, CallFrame):
+                unexpected = None if ready and len(result.calls) < len(job.actions) else "an unexpected call frame"
             if unexpected:
                 self._retire(index)
                 result.event = f"protocol: {unexpected}"
                 return self._finish(result, started)
-            if frame.get("ready"):
+            if isinstance(parsed, ReadyFrame):
                 ready = True
-                result.initial_state, result.tools = frame.get("state"), frame.get("tools")
+                result.initial_state = parsed.state
+                result.tools = None if parsed.tools is None else [t.model_dump(mode="json") for t in parsed.tools]
                 deadline = time.monotonic() + self.timeout
-            elif "task" in frame:
-                result.task = {k: v for k, v in frame.items() if k != "job"}
-            elif frame.get("done"):
-                result.event = frame.get("event")
-                recycle = frame.get("recycle")
-                if frame.get("fatal") or recycle or number >= self.max_jobs:
-                    result.recycled = str(recycle) if recycle else ("fatal event" if frame.get("fatal")
-                                                                    else f"served {number} jobs")
+            elif isinstance(parsed, TaskFrame):
+                result.task = parsed.model_dump(exclude={"job"})
+            elif isinstance(parsed, DoneFrame):
+                result.event = parsed.event
+                # The worker's own check runs where env code can patch it (to say nothing); its fork
+                # server's look at the worker's /proc cannot be patched. Either one retires it.
+                recycle = None if parsed.fatal else (parsed.recycle or worker.leftovers())
+                if parsed.fatal or recycle or number >= self.max_jobs:
+                    result.recycled = recycle or ("fatal event" if parsed.fatal else f"served {number} jobs")
                     self._retire(index)
                 return self._finish(result, started)
-            elif "outcome" in frame:
-                try:
-                    result.calls.append(CallResult(frame.get("observation"), list(frame.get("delta") or []),
-                                                   str(frame["outcome"]), frame.get("state"), frame.get("event"),
-                                                   dict(frame.get("info") or {})))
-                except (TypeError, ValueError) as exc:
-                    self._retire(index)
-                    result.event = f"protocol: malformed call frame ({exc})"
-                    return self._finish(result, started)
-                deadline = time.monotonic() + self.timeout
-            elif frame.get("event") == "output_too_large":
-                continue  # the worker replaced an oversized frame; its `done` frame follows
             else:
-                self._retire(index)
-                result.event = "protocol: unknown frame"
-                return self._finish(result, started)
+                result.calls.append(CallResult(parsed.observation, list(frame.get("delta") or []), parsed.outcome.value,
+                                               parsed.state, parsed.event, parsed.info))
+                deadline = time.monotonic() + self.timeout
 
     def _finish(self, result: JobResult, started: float) -> JobResult:
         result.seconds = time.monotonic() - started

@@ -225,17 +225,88 @@ def test_leftovers_recycle_the_worker(pool, contained, tool, arguments, reason):
     ("header-2gb", "output_too_large"),
     ("call", "protocol: an unexpected call frame"),
     ("next", "protocol: a frame for another job"),
-    ("done-event-not-text", "protocol: a malformed done frame"),
-    ("call-event-not-text", "protocol: an unexpected call frame"),
-    ("bad-fields", "protocol: malformed call frame"),
+    ("done-event-not-text", "protocol: malformed done frame (event:"),
+    ("call-event-not-text", "protocol: malformed call frame (event:"),
+    ("bad-fields", "protocol: malformed call frame (delta:"),
     ("deep", "protocol: malformed frame (nested too deep)"),
     ("not-object", "protocol: malformed frame (not a JSON object)"),
     ("violation-alive", "crash: worker stopped answering"),
+    ("outcome-not-outcome", "protocol: malformed call frame (outcome:"),
+    ("outcome-unknown", "protocol: malformed call frame (outcome:"),
+    ("delta-not-list", "protocol: malformed call frame (delta:"),
+    ("delta-bad-op", "protocol: malformed call frame (delta.0.op:"),
+    ("delta-bad-path", "protocol: malformed call frame (delta.0.path.0:"),
+    ("delta-path-text", "protocol: malformed call frame (delta.0.path:"),
+    ("state-not-object", "protocol: malformed call frame (state:"),
+    ("tools-not-list", "protocol: malformed ready frame (tools:"),
+    ("huge-nested", "protocol: malformed call frame (nested deeper than 200)"),
 ])
 def test_forged_frames_end_the_job_and_never_shift_the_next(pool, contained, mode, event):
+    starts = pool.starts
     result = pool.run(attack("forge", mode=mode))
     assert result.event is not None and result.event.startswith(event), result
+    assert result.calls == [] or mode in ("call",), result  # no unvalidated value reached the result
     contained(f"forge-{mode}")
+    assert pool.starts > starts  # the worker that sent it was retired: the next job got a new one
+
+
+FORGED_READY = """
+_os = random._os
+def _job():
+    frame = _os.sys._getframe()
+    while frame is not None:
+        channel = frame.f_locals.get("channel")
+        if channel is not None and hasattr(channel, "job"):
+            return channel.job
+        frame = frame.f_back
+_body = json.dumps({**%s, "job": _job()}).encode()
+for _fd in range(1, 11):
+    try:
+        _os.write(_fd, len(_body).to_bytes(4, "big") + _body)
+    except BaseException:
+        pass
+"""
+
+
+@pytest.mark.parametrize("body, event", [
+    ({"ready": True, "state": [1, 2]}, "protocol: malformed ready frame (state:"),
+    ({"ready": True, "tools": [{"name": 5}]}, "protocol: malformed ready frame (tools.0.name:"),
+    ({"ready": True, "tools": {"a": 1}}, "protocol: malformed ready frame (tools:"),
+])
+def test_a_forged_first_ready_frame_is_validated(pool, contained, tmp_path, body, event):
+    # Sent while the env module loads, so it arrives before the worker's own ready frame.
+    (tmp_path / "env.py").write_text("import json\nimport random\n" + FORGED_READY % body +
+                                     "\nclass Loud:\n    def fine(self):\n        return {'loaded': True}\n")
+    job = Job(str(tmp_path), "class", [{"name": "fine", "arguments": {}}], entry="Loud", state={}, describe=True)
+    result = pool.run(job)
+    assert result.event is not None and result.event.startswith(event), result
+    assert result.initial_state is None and result.tools is None, result
+    contained("forged-ready")
+
+
+# 6b. limits that hold -----------------------------------------------------------------------------
+def test_memfd_create_is_refused_by_the_kernel(pool, contained):
+    # Before: a worker capped at 800 MB held 1.4 GB in a memfd across jobs and stayed warm.
+    result = pool.run(attack("memfd", megabytes=1400))
+    assert result.event is None and observation(result) == {"refused": "PermissionError", "errno": 1}, result
+    contained("memfd")
+
+
+def test_no_anonymous_file_holds_more_than_the_scratch(pool, contained):
+    seen = observation(pool.run(attack("anonymous_files", megabytes=100)))
+    assert seen["shm"].startswith(("OSError:30", "PermissionError", "FileNotFoundError")), seen  # /dev/shm is read-only
+    for route in ("tmpfile", "scratch"):  # the tmpfs is capped at 64 MB
+        assert seen[route].startswith("OSError:28 after ") and int(seen[route].split()[-2]) <= 64, seen
+    contained("anonymous-files")
+
+
+def test_hidden_threads_and_handlers_still_retire_the_worker(pool, contained):
+    # The worker's own check (os.listdir, its _leftovers, signal.getsignal) is patched to see nothing;
+    # the fork server reads the worker's /proc/<pid>/task and signal masks from outside.
+    result = pool.run(attack("hide_threads", name="hidden-thread"))
+    assert result.event is None and result.recycled == "1 thread(s) left running", result
+    time.sleep(0.4)  # past the thread's write, had it survived
+    contained("hidden-thread")
 
 
 def test_a_forged_whole_result_is_only_the_env_lying_about_itself(pool, contained):
