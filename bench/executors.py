@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import json
-import logging
 import os
 import shutil
 import subprocess
@@ -305,10 +304,10 @@ def main() -> None:
     parser.add_argument("--commands", default="synthesize,verify,export,audit,rollout",
                         help="which commands to measure (comma-separated; default: all five)")
     args = parser.parse_args()
-    import ray
+    from verifier.executors.ray_pool import connect
 
     started = time.perf_counter()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    ray = connect(None, num_cpus=2)
     address = ray.get_runtime_context().gcs_address
     say(f"Ray cluster of 2 CPUs at {address}")
     result: dict[str, Any] = {"cluster": {"cpus": 2, "nodes": 1}, "load_before": round(os.getloadavg()[0], 1),

@@ -25,10 +25,8 @@ def ray_cluster():
     The executors join a running instance as it is, so every `--executor ray` path under test runs
     on this cluster's actors: real worker processes, real object store, real scheduling.
     """
-    import logging
+    from verifier.executors.ray_pool import connect
 
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    ray = connect(None, num_cpus=2)
     yield ray
     ray.shutdown()

@@ -18,6 +18,8 @@ import collections
 import concurrent.futures as cf
 import logging
 import os
+import secrets
+import socket
 import threading
 import uuid
 from collections.abc import Callable
@@ -39,18 +41,71 @@ def _ray() -> Any:
     return ray
 
 
-def connect(address: str | None) -> Any:
-    """The `ray` module, connected: to the running instance, to `address`, or to a new local one."""
+AUTH_MODE, AUTH_TOKEN, AUTH_TOKEN_PATH = "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"
+PROBE_SECONDS = 3.0  # how long an explicit --ray-address may take to accept a TCP connection
+
+
+def connect(address: str | None, **init: Any) -> Any:
+    """The `ray` module, connected: to the running instance, to `address`, or to a new local one.
+
+    A new local cluster is started with Ray's token authentication on and a fresh token of this
+    process (`local_cluster_auth`): Ray 2.60's gRPC servers listen on every interface (it has no
+    option to bind them to loopback), so the token is what keeps other hosts out. An explicit
+    `HOST:PORT` is probed first, so an address nothing answers at is one line, not a hang.
+    `init` adds `ray.init` options (e.g. `num_cpus` for tests and benches).
+    """
     ray = _ray()
     if ray.is_initialized():
         return ray
+    where = address or os.environ.get("RAY_ADDRESS") or None
+    if where is None:
+        local_cluster_auth()
+    else:
+        probe(where)
     try:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR,
-                 configure_logging=True, runtime_env=_runtime_env())
+                 configure_logging=True, runtime_env=_runtime_env(), **init)
     except (ConnectionError, ValueError, RuntimeError) as exc:
-        where = address or os.environ.get("RAY_ADDRESS") or "a new local instance"
-        raise ExecutorError(f"cannot start or join the Ray cluster at {where}: {exc}") from exc
+        raise ExecutorError(f"cannot start or join the Ray cluster at {where or 'a new local instance'}: {exc}") from exc
     return ray
+
+
+def local_cluster_auth() -> None:
+    """Turn on Ray's token auth for a local cluster this process starts, with a fresh token.
+
+    The token lives in this process's environment (its children, Ray's processes, inherit it), not
+    in Ray's default `~/.ray/auth_token`, which Ray writes world-readable. A token the user set
+    (`RAY_AUTH_TOKEN` / `RAY_AUTH_TOKEN_PATH`) is kept; `RAY_AUTH_MODE=disabled` is refused.
+    """
+    mode = os.environ.get(AUTH_MODE, "token").strip().lower()
+    if mode != "token":
+        raise ExecutorError(f"{AUTH_MODE}={mode}: envforge starts local Ray clusters only with token auth "
+                            f"(Ray listens on every interface); unset {AUTH_MODE}, or start the cluster "
+                            "yourself and pass --ray-address")
+    os.environ[AUTH_MODE] = "token"
+    if not os.environ.get(AUTH_TOKEN) and not os.environ.get(AUTH_TOKEN_PATH):
+        os.environ[AUTH_TOKEN] = secrets.token_hex(32)
+    # Ray read its config (auth mode included) and may have cached a token when it was imported:
+    # make this process see what its children will (what Ray's own `_enable_token_auth` does).
+    from ray._raylet import AuthenticationTokenLoader, Config
+
+    Config.initialize("")
+    AuthenticationTokenLoader.instance().reset_cache()
+
+
+def probe(address: str) -> None:
+    """Refuse, in one line, a `HOST:PORT` (or `ray://HOST:PORT`) that accepts no TCP connection within seconds."""
+    if address == "auto":
+        return  # Ray finds the local cluster itself and says so when there is none
+    hostport = address.removeprefix("ray://")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536 or not host:
+        raise ExecutorError(f"--ray-address {address!r} is not auto, HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_SECONDS).close()
+    except OSError as exc:
+        raise ExecutorError(f"nothing answers at Ray address {address} ({exc.strerror or exc}); "
+                            "is the cluster up (ray start --head) and the address right?") from None
 
 
 def _runtime_env() -> dict[str, Any]:
