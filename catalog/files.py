@@ -12,7 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write", "current_umask", "file_mode", "dir_mode", "as_normal_dir"]
+__all__ = ["atomic_write", "current_umask", "file_mode", "dir_mode", "as_normal_dir", "unwritable_folder"]
 
 
 def current_umask() -> int:
@@ -64,3 +64,27 @@ def atomic_write(path: Path, data: str | bytes, *, fsync: bool = False) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def unwritable_folder(path: Path) -> str | None:
+    """Why files cannot be written into the folder `path` (made if missing), or None if they can.
+
+    Commands check their output folders with it before any work, so a bad `--report`/`--out`
+    is said at once instead of after the work it was to hold. Tried, not read from the mode
+    bits (chmod does not stop root; read-only mounts stop everyone); nothing is left behind.
+    """
+    if path.exists() and not path.is_dir():
+        return f"{path} is a file, not a folder"
+    existing = path
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{path} cannot be made: {existing} is a file, not a folder"
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        return f"{path} is not writable ({existing}: {exc.strerror or exc})"
+    return None
