@@ -108,6 +108,26 @@ def _executor(args: argparse.Namespace) -> Any:
     return ExecutorSpec(args.executor, args.ray_address)
 
 
+def _check_out(path: Path | None, flag: str) -> None:
+    """An output folder a command will write into must be one it can write, said before any work."""
+    from catalog.files import unwritable_folder
+
+    problem = unwritable_folder(path) if path is not None else None
+    if problem:
+        raise UserError(f"{flag}: {problem}")
+
+
+def _preflight(*models: str | None) -> None:
+    """Check each model the command will call (key set, endpoint answers) before any work; simulators are skipped."""
+    from synth.simulators import SIMULATORS
+
+    names = [m for m in models if m and m != "reference" and m not in SIMULATORS]
+    if names:
+        from synth.llm.preflight import preflight
+
+        preflight(names)
+
+
 def _print_json(data: Any) -> None:
     print(pretty_json(data))
 
@@ -348,6 +368,9 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
                        mode=args.mode, seed=args.seed, workers=args.workers, catalog=root,
                        judge_model=args.judge_model, size=args.size)
     models = resolve_models(read_run_config(Path(root), args.resume) if args.resume else config)  # names, once
+    _check_out(Path(args.report) if args.report else None, "--report")
+    from synth.llm.preflight import preflight
+    preflight(e.spec for e in (models.generator, models.judge) if e is not None)
     # the pipeline (LangGraph, the report's plotting) loads only once the arguments are known to be good
     from synth.report import render_skipped, render_summary
     from synth.run import synthesize
@@ -467,6 +490,8 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
     if args.property_based:
         return _cmd_property_audit(args)
     executor = _executor(args)
+    _check_out(Path(args.out) if args.out else None, "--out")
+    _preflight(args.model)  # before the default export, which takes minutes
     bench = Path(args.bench) if args.bench else _default_bench(args)
     if not args.bench and not bench.is_file():
         _export_default_bench(args, bench)
@@ -524,8 +549,13 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         raise UserError("give --env ID (repeatable) or --all")
     catalog = _catalog(args)
     units, skipped = plan_units(catalog, None if args.all else args.env, args.task)
+    if not units:
+        raise UserError(f"nothing to roll out: {'the catalog has' if args.all else ', '.join(args.env) + ' has'} no "
+                        f"task{' ' + repr(args.task) if args.task else 's'}")
     for env_id in skipped:
         print(f"note: {env_id} has no task{' ' + repr(args.task) if args.task else ''}: not rolled out", file=sys.stderr)
+    _check_out(Path(args.out), "--out")
+    _preflight(args.model, args.simulator)
     sim_mode = args.sim_mode if args.simulator and args.simulator not in SIMULATORS else None
     config = RolloutConfig(model=args.model, simulator=args.simulator, sim_mode=sim_mode, max_steps=args.max_steps,
                            max_tokens=args.max_tokens, seed=args.seed)
@@ -557,12 +587,13 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     if result.errors:
         print(f"warning: {len(result.errors)} episode(s) could not run; rerun to retry (see {out / 'report.md'})",
               file=sys.stderr)
+    ran = bool(result.trajectories) or not result.errors  # every episode failed: the run is not a success
     if args.json:
         _print_json(json_summary(report))
     else:
         print(render_summary(report))
         print(f"trajectories: {out / 'trajectories.jsonl'}; report: {out / 'report.md'} (+ report.json, rollouts.png)")
-    return 0
+    return 0 if ran else 1
 
 
 def _add_property_flags(audit: argparse.ArgumentParser) -> None:
@@ -594,6 +625,8 @@ def _cmd_property_audit(args: argparse.Namespace) -> int:
                         "(audit-sim without --property-based)")
     out = Path(args.out) if args.out else Path(_catalog(args, write=True).root) / ".audits" / (
         f"{audit_label(args.model, args.mode)}-properties-s{args.seed}")
+    _check_out(out, "--out")
+    _preflight(args.model)
     audit = PropertyAudit(env_ids=args.env, budget=Budget(calls=args.budget, tokens=args.max_tokens), seed=args.seed)
     line = _ProgressLine(args)
 

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import random
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +27,7 @@ from pydantic import ValidationError
 
 from catalog.bench import BenchItem, item_id
 from catalog.delta import diff
+from catalog.files import atomic_write
 from catalog.jsonable import to_jsonable
 from catalog.models import Action, Outcome, Strata
 
@@ -229,7 +228,7 @@ def _first_line(exc: BaseException) -> str:
 def write_envsimbench(items: Iterable[BenchItem], path: Path | str) -> int:
     """Write items as an EnvSimBench JSON array (atomically); returns how many were written."""
     samples = to_envsimbench(items)
-    _atomic_write(Path(path), json.dumps(samples, indent=1, ensure_ascii=False) + "\n")
+    atomic_write(Path(path), json.dumps(samples, indent=1, ensure_ascii=False) + "\n", fsync=True)
     return len(samples)
 
 
@@ -246,7 +245,7 @@ def read_envsimbench(path: Path | str) -> tuple[list[BenchItem], list[Problem]]:
 def write_jsonl(items: Iterable[BenchItem], path: Path | str) -> int:
     """Write one BenchItem per line (atomically); returns how many lines were written."""
     lines = [item.model_dump_json() for item in items]
-    _atomic_write(Path(path), "".join(line + "\n" for line in lines))
+    atomic_write(Path(path), "".join(line + "\n" for line in lines), fsync=True)
     return len(lines)
 
 
@@ -272,20 +271,6 @@ def read_jsonl(path: Path | str) -> tuple[list[BenchItem], list[Problem]]:
                     reason = f"{'.'.join(map(str, errors[0]['loc']))}: {reason}"
                 problems.append(Problem(f"line {number}", f"not a benchmark item: {reason}"))
     return items, problems
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 # --- splits ----------------------------------------------------------------------------------------

@@ -18,8 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from catalog.embeddings import Embedder, default_embedder
+from catalog.files import atomic_write
 from catalog.models import EnvManifest
 from catalog.store import Catalog, CatalogError
 from catalog.vectors import DEDUP_THRESHOLD, DedupFilter, VectorIndex
@@ -147,8 +146,8 @@ class CatalogSearch:
                 "stamps": stamps, "index_sha256": hashlib.sha256(data).hexdigest()}
         try:
             # Index first, then the metadata that vouches for it (its hash); each by temp + rename.
-            _atomic_write(folder / CACHE_INDEX, data)
-            _atomic_write(folder / CACHE_META, (json.dumps(meta, indent=1) + "\n").encode("utf-8"))
+            atomic_write(folder / CACHE_INDEX, data)
+            atomic_write(folder / CACHE_META, (json.dumps(meta, indent=1) + "\n").encode("utf-8"))
         except OSError as exc:
             log.warning("cannot write the catalog vector cache in %s: %s", folder, exc)
             stats.cache = "unwritable"
@@ -243,12 +242,3 @@ def catalog_dedup_filter(catalog: Catalog, taken: Iterable[tuple[str, str]] = ()
     return dedup
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from catalog.errors import EnvforgeError
+from catalog.files import as_normal_dir
 from catalog.jsonable import to_jsonable
 from catalog.manifest import content_hash
 from catalog.models import EnvManifest
@@ -376,7 +377,7 @@ class Catalog:
         if target.exists() and not replace:
             raise EnvExists(manifest.id, self.root)
         self.root.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".tmp-{manifest.id}-", dir=self.root))
+        staging = as_normal_dir(Path(tempfile.mkdtemp(prefix=f".tmp-{manifest.id}-", dir=self.root)))  # not 0700
         try:
             (staging / "states").mkdir()
             (staging / "env.py").write_text(env_source, encoding="utf-8")

@@ -11,12 +11,12 @@ solution, refusal tasks, unnatural parameters and value-constraint violations, w
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catalog.files import atomic_write
 from catalog.store import Catalog
 from synth.realism import Realism, realism_totals
 from synth.slot import STAGES
@@ -402,7 +402,5 @@ def write_report(run_dir: Path, config: Any, summaries: dict[int, dict[str, Any]
     report.executor = executor
     for name, text in (("report.json", json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n"),
                        ("report.md", render_markdown(report))):
-        tmp = folder / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, folder / name)
+        atomic_write(folder / name, text)
     return report

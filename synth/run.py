@@ -37,7 +37,6 @@ import concurrent.futures as cf
 import contextlib
 import datetime as dt
 import json
-import os
 import shutil
 import signal
 import sqlite3
@@ -49,6 +48,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from catalog.files import atomic_write
 from catalog.search import catalog_dedup_filter
 from catalog.store import Catalog
 from catalog.vectors import DedupFilter
@@ -258,9 +258,7 @@ def _prepare(config: RunConfig, resume: str | None) -> tuple[RunConfig, Path]:
     if run_dir.exists():
         raise RunError(f"run {config.run_id} exists already; resume it with --resume {config.run_id}")
     run_dir.mkdir(parents=True)
-    tmp = run_dir / "config.json.tmp"
-    tmp.write_text(json.dumps(asdict(config), indent=1), encoding="utf-8")
-    os.replace(tmp, run_dir / "config.json")
+    atomic_write(run_dir / "config.json", json.dumps(asdict(config), indent=1))
     return config, run_dir
 
 

@@ -219,3 +219,126 @@ def test_main_prints_any_envforge_error_as_one_line(monkeypatch, capsys):
     assert cli.main(["models", "--no-probe"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("envforge: local-4b did not answer") and "make serve" in err[0]
+
+
+# --- checks before work: models, output folders (issue 24, class 7) ---------------------------------------------
+def run_env(*args: str, catalog: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """`run` with the environment changed (keys removed, a registry override)."""
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *args, "--catalog", str(catalog)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120, env=env)
+
+
+def closed_port() -> int:
+    """A port nothing listens on: connecting is refused at once (no timeout to wait out)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def no_models(tmp_path_factory) -> dict[str, str]:
+    """An environment without OPENAI_API_KEY whose registry adds `dead` (a closed port) and `keyed` (its key unset)."""
+    registry = tmp_path_factory.mktemp("models") / "models.toml"
+    registry.write_text(f'[models.dead]\nbase_url = "http://127.0.0.1:{closed_port()}/v1"\nmodel = "dead"\n\n'
+                        '[models.keyed]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "keyed"\n'
+                        'api_key_env = "ENVFORGE_TEST_UNSET_KEY"\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ENVFORGE_TEST_UNSET_KEY")}
+    return {**env, "ENVFORGE_MODELS": str(registry)}
+
+
+def written(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")) if root.exists() else []
+
+
+PREFLIGHT = [
+    (["synthesize", "--n", "1", "--backend", "llm", "--model", "gpt-4o-mini"], "set OPENAI_API_KEY"),
+    (["synthesize", "--n", "1", "--judge-model", "dead"], "dead did not answer"),
+    (["synthesize", "--n", "1", "--backend", "llm", "--model", "keyed"], "set ENVFORGE_TEST_UNSET_KEY"),
+    (["rollout", "--model", "gpt-4o-mini", "--env", "library", "--out", "{tmp}/r"], "set OPENAI_API_KEY"),
+    (["rollout", "--model", "reference", "--simulator", "dead", "--env", "library", "--out", "{tmp}/r"],
+     "dead did not answer"),
+    (["audit-sim", "--model", "dead"], "dead did not answer"),  # an empty catalog: before the default export
+    (["audit-sim", "--model", "dead", "--property-based"], "dead did not answer"),
+]
+
+
+@pytest.mark.parametrize("args, needle", PREFLIGHT, ids=[" ".join(a[:1] + a[-3:-2]) + f"-{i}"
+                                                         for i, (a, _) in enumerate(PREFLIGHT)])
+def test_models_are_checked_before_any_work(tmp_path, no_models, args, needle):
+    catalog = tmp_path / "catalog"
+    out = run_env(*[a.format(tmp=tmp_path) for a in args], catalog=catalog, env=no_models)
+    assert_one_line(out, needle, "nothing was run or written")
+    assert written(catalog) == [] and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("where", ["a-file", "a-file/below"])
+def test_synthesize_report_into_a_file_stops_before_registering(tmp_path, where):
+    (tmp_path / "a-file").write_text("mine\n")
+    out = run("synthesize", "--n", "1", "--report", str(tmp_path / where), catalog=tmp_path / "catalog")
+    assert_one_line(out, "--report", "is a file, not a folder")
+    assert written(tmp_path / "catalog") == [] and (tmp_path / "a-file").read_text() == "mine\n"
+
+
+def test_rollout_out_into_a_file_stops_before_work(tmp_path):
+    (tmp_path / "a-file").write_text("mine\n")
+    out = run("rollout", "--model", "reference", "--env", "library", "--out", str(tmp_path / "a-file"),
+              catalog=tmp_path / "catalog")
+    assert_one_line(out, "--out", "is a file, not a folder")
+    assert (tmp_path / "a-file").read_text() == "mine\n"
+
+
+def test_preflight_against_the_scripted_server():
+    """The real check on the real openai-compatible endpoint: a live server passes, a closed port and a 401 do not."""
+    from synth.llm import EndpointUnreachable, ModelSpec
+    from synth.llm.preflight import preflight
+    from tests.llm_server import ScriptedServer
+
+    with ScriptedServer(models=["sim"]) as server:
+        preflight([ModelSpec(name="live", base_url=server.base_url, model="sim"), None])
+        assert server.chat_requests == []  # one cheap GET, no completion paid for
+    with pytest.raises(EndpointUnreachable, match="closed did not answer"):
+        preflight([ModelSpec(name="closed", base_url=f"http://127.0.0.1:{closed_port()}/v1", model="x")], timeout=2)
+
+
+def test_rollout_resume_sets_garbage_aside_and_loses_nothing(tmp_path):
+    out_dir, catalog = tmp_path / "r", tmp_path / "catalog"
+    args = ("rollout", "--model", "reference", "--env", "library", "--out", str(out_dir), "--json")
+    first = run(*args, catalog=catalog)
+    assert first.returncode == 0, first.stderr
+    path = out_dir / "trajectories.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) >= 2
+    path.write_text("\n".join([lines[0], "garbage {", *lines[2:], '{"no": "id"}']) + "\n", encoding="utf-8")
+    again = run(*args, catalog=catalog)
+    assert again.returncode == 0, again.stderr
+    assert "set aside 2 unreadable line(s)" in again.stderr and "Traceback" not in again.stderr
+    assert (out_dir / "trajectories.rejected.jsonl").read_text(encoding="utf-8") == 'garbage {\n{"no": "id"}\n'
+    resumed = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert sorted(t["id"] for t in resumed) == sorted(json.loads(line)["id"] for line in lines)  # each once
+    assert resumed[:len(lines) - 1] == [json.loads(line) for line in [lines[0], *lines[2:]]]  # kept as written
+    assert json.loads(again.stdout)["trajectories"] == len(lines)
+
+
+def test_outputs_have_the_umask_mode(tmp_path):
+    """Renamed-into-place outputs and env folders look like any file the user makes (not mkstemp's 0600/0700)."""
+    from catalog.envsimbench import write_jsonl
+    from catalog.files import atomic_write
+
+    shop = Catalog(tmp_path / "source").get("store")
+    old = os.umask(0o022)
+    try:
+        atomic_write(tmp_path / "a.json", "{}\n")
+        write_jsonl([], tmp_path / "samples.jsonl")
+        states = {p.stem: json.loads(p.read_text()) for p in (shop.path / "states").glob("*.json")}
+        Catalog(tmp_path / "catalog", include_reference=False).write_env(
+            shop.manifest.model_copy(update={"id": "shop"}), (shop.path / "env.py").read_text(), states, shop.tasks())
+        os.umask(0o077)
+        atomic_write(tmp_path / "private.json", "{}\n")
+    finally:
+        os.umask(old)
+    assert {name: (tmp_path / name).stat().st_mode & 0o777 for name in ("a.json", "samples.jsonl", "private.json")} \
+        == {"a.json": 0o644, "samples.jsonl": 0o644, "private.json": 0o600}
+    folder = tmp_path / "catalog" / "shop"
+    assert folder.stat().st_mode & 0o777 == 0o755 and (folder / "env.json").stat().st_mode & 0o777 == 0o644

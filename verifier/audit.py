@@ -10,7 +10,8 @@ verifier/audit_report.py (aggregation) and verifier/audit_render.py (Markdown, p
 Why it is built the way it is:
 - Results are appended to `results.jsonl` one line per answer as soon as it arrives, so an
   interrupted audit (Ctrl-C, crash, kill) resumes without paying for any answer twice. A torn
-  last line (a crash mid-write) is cut off and its item asked again.
+  last line (a crash mid-write) or garbage anywhere is set aside in results.rejected.jsonl
+  (said in one line, nothing lost) and its item asked again.
 - Order is deterministic and independent of the input order: items are grouped by stratum
   (`catalog.strata`: failure, no-change by argument count, simple 1/2, medium 3-6, difficult
   7-12, 13+), sorted by id inside a stratum (ids are content hashes, so this is a seed-free
@@ -58,12 +59,13 @@ from verifier.audit_results import (
     RECORD_KEYS,
     RESULTS_FILE,
     is_missed,
+    is_record,
     is_verified,
     is_wrong,
     json_fallback,
     load_results,
     read_meta,
-    repair_tail,
+    set_aside_garbage,
     write_json,
 )
 from verifier.executors import ExecutorSpec, WorkerPool, open_pool
@@ -182,7 +184,7 @@ def run_audit(items: Iterable[BenchItem], simulator: Simulator, out_dir: Path | 
             raise AuditError(f"{out} holds results of {meta.get('model')} ({meta.get('mode')}), not "
                              f"{simulator.name} ({simulator.mode}); use another --out")
         meta = {"model": simulator.name, "mode": simulator.mode, "sessions": meta.get("sessions", [])}
-        repair_tail(out / RESULTS_FILE)
+        set_aside_garbage(out / RESULTS_FILE, is_record)
         done = load_results(out)
         foreign = {(r.get("model"), r.get("mode")) for r in done.values()} - {(simulator.name, simulator.mode)}
         if foreign:

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from catalog.files import atomic_write
 from catalog.jsonable import to_jsonable
 
-__all__ = ["RESULTS_FILE", "META_FILE", "LOCK_FILE", "RECORD_KEYS", "load_results", "read_meta", "repair_tail",
-           "write_json", "json_fallback", "json_lines", "is_verified", "is_missed", "is_wrong"]
+__all__ = ["RESULTS_FILE", "META_FILE", "LOCK_FILE", "RECORD_KEYS", "load_results", "read_meta", "set_aside_garbage",
+           "rejected_path", "write_json", "json_fallback", "json_lines", "is_record", "is_verified", "is_missed", "is_wrong"]
 
 RESULTS_FILE = "results.jsonl"
 META_FILE = "audit.json"
@@ -25,6 +27,11 @@ RECORD_KEYS = ("id", "item", "prediction", "fm", "cm_strict", "cm_compat", "op_p
                "error", "seconds", "tokens_in", "tokens_out", "cost_usd")
 
 Record = dict[str, Any]
+
+
+def is_record(record: Record) -> bool:
+    """A results.jsonl line the audit wrote: an id and every key of a record (anything else is set aside)."""
+    return isinstance(record.get("id"), str) and all(k in record for k in RECORD_KEYS)
 
 
 def is_verified(record: Record) -> bool:
@@ -50,21 +57,48 @@ def json_fallback(value: Any) -> Any:
         return repr(value)
 
 
-def repair_tail(path: Path) -> None:
-    """Cut a torn last line (a crash mid-write) so the next append starts on a fresh line."""
+def rejected_path(path: Path) -> Path:
+    """Where `set_aside_garbage` keeps the lines it took out of `path`: results.jsonl -> results.rejected.jsonl."""
+    return path.with_name(f"{path.stem}.rejected{path.suffix}")
+
+
+def set_aside_garbage(path: Path, keep: Callable[[Record], bool] = lambda record: True) -> int:
+    """Move every line of an appended JSONL file that is not a record (`keep`) to its rejected file; return how many.
+
+    Called on resume, under the folder's lock, before the file is read and appended to: a torn
+    last line (a crash mid-write) or garbage anywhere (an edit, a disk error) would otherwise stay
+    and be skipped on every read. Nothing is dropped: the lines go to `rejected_path(path)` first
+    (appended, so earlier set-asides stay), then the file is rewritten atomically without them, and
+    one stderr line says so. Blank lines carry nothing and are only removed. The work those lines
+    held is done again, since their ids are no longer on file.
+    """
     if not path.is_file() or path.stat().st_size == 0:
-        return
-    with path.open("rb+") as handle:
-        data = handle.read()
-        if data.endswith(b"\n"):
-            return
-        start = data.rfind(b"\n") + 1
+        return 0
+    data = path.read_bytes()
+    kept: list[bytes] = []
+    rejected: list[bytes] = []
+    for raw in data.splitlines(keepends=True):
+        line = raw.rstrip(b"\r\n")
+        if not line.strip():
+            continue
         try:
-            json.loads(data[start:].decode("utf-8"))
+            record = json.loads(line.decode("utf-8"))
         except (ValueError, UnicodeDecodeError):
-            handle.truncate(start)
-        else:
-            handle.write(b"\n")
+            record = None
+        (kept if isinstance(record, dict) and keep(record) else rejected).append(line + b"\n")
+    if not rejected:
+        if not data.endswith(b"\n") or len(kept) != data.count(b"\n"):
+            atomic_write(path, b"".join(kept))  # a valid last line without its newline, or blank lines
+        return 0
+    aside = rejected_path(path)
+    with aside.open("ab") as sink:
+        sink.writelines(rejected)
+        sink.flush()
+        os.fsync(sink.fileno())
+    atomic_write(path, b"".join(kept), fsync=True)
+    sys.stderr.write(f"warning: {path}: set aside {len(rejected)} unreadable line(s) in {aside}; "
+                     "their work is done again\n")
+    return len(rejected)
 
 
 def json_lines(path: Path) -> Iterator[dict[str, Any]]:
@@ -85,7 +119,7 @@ def load_results(out_dir: Path | str) -> dict[str, Record]:
     """Read results.jsonl: id -> record (the last of an id wins). Torn or malformed lines are skipped."""
     records: dict[str, Record] = {}
     for record in json_lines(Path(out_dir) / RESULTS_FILE):
-        if isinstance(record.get("id"), str) and all(k in record for k in RECORD_KEYS):
+        if is_record(record):
             records[record["id"]] = record
     return records
 
@@ -101,6 +135,4 @@ def read_meta(out_dir: Path, name: str = META_FILE) -> dict[str, Any]:
 
 def write_json(path: Path, data: Any) -> None:
     """Write JSON atomically (temp + rename): a crash leaves the old file or the new one."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False, default=json_fallback) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data, indent=1, ensure_ascii=False, default=json_fallback) + "\n")

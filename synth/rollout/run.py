@@ -10,7 +10,8 @@ Why it is built the way it is:
   factory travels as it is (module-level `reference_agent`, or `ModelAgentFactory`). The driver
   still writes every line, so an episode rerun after a worker died is written once.
 - Resume follows the audits' convention: a rerun skips the units whose trajectory is on file
-  (never duplicating one), a torn last line is cut and its unit run again, and a folder holding
+  (never duplicating one), a torn last line or garbage anywhere is set aside in
+  trajectories.rejected.jsonl (said in one line) and its unit run again, and a folder holding
   rollouts of another configuration (model, simulator, step and token limits, seed) is refused in one line.
   An episode that raised (the endpoint still rate limited or failing after the client's retries,
   an env that could not start) is not written but reported, so a rerun tries it again; an
@@ -39,9 +40,9 @@ from synth.llm import LLMClient, ModelSpec
 from synth.rollout.agents import Agent, ModelAgent, ReferenceAgent
 from synth.rollout.episode import Unit, run_episode
 from synth.rollout.steps import EnvSteps, VerifiedSteps, bench_template
-from synth.rollout.trajectory import TRAJECTORIES_FILE, Trajectory, load_trajectories
+from synth.rollout.trajectory import TRAJECTORIES_FILE, Trajectory, is_trajectory, load_trajectories
 from verifier.audit import is_fatal
-from verifier.audit_results import read_meta, repair_tail, write_json
+from verifier.audit_results import read_meta, set_aside_garbage, write_json
 from verifier.executors import ExecutorSpec, open_pool
 from verifier.samples import env_doc
 from verifier.serving import make
@@ -210,7 +211,7 @@ def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig,
     with _locked(out):
         _check_meta(out, config)
         write_json(out / META_FILE, {"config": config.to_dict()})
-        repair_tail(path)
+        set_aside_garbage(path, is_trajectory)
         done = load_trajectories(out)
         todo = [u for u in units if u.id not in done]
         finished = len(units) - len(todo)

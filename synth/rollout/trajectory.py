@@ -21,7 +21,8 @@ from typing import Any
 from catalog.jsonable import canonical_json
 from verifier.audit_results import json_fallback, json_lines
 
-__all__ = ["TRAJECTORIES_FILE", "SimCheck", "StepRecord", "Trajectory", "as_json_text", "load_trajectories"]
+__all__ = ["TRAJECTORIES_FILE", "SimCheck", "StepRecord", "Trajectory", "as_json_text", "is_trajectory",
+           "load_trajectories"]
 
 TRAJECTORIES_FILE = "trajectories.jsonl"
 
@@ -114,10 +115,15 @@ class Trajectory:
         return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False)
 
 
+def is_trajectory(line: dict[str, Any]) -> bool:
+    """A trajectories.jsonl line the runner wrote (it has a unit id); anything else is set aside on resume."""
+    return isinstance(line.get("id"), str)
+
+
 def load_trajectories(out_dir: Path) -> dict[str, dict[str, Any]]:
     """Read trajectories.jsonl: id -> line (the first of an id wins). Torn or malformed lines are skipped."""
     found: dict[str, dict[str, Any]] = {}
     for line in json_lines(Path(out_dir) / TRAJECTORIES_FILE):
-        if isinstance(line.get("id"), str):
+        if is_trajectory(line):
             found.setdefault(line["id"], line)
     return found

@@ -238,6 +238,25 @@ def test_a_torn_last_line_is_cut_and_asked_again(items, tmp_path):
     assert report.samples == 4
 
 
+def test_garbage_lines_anywhere_are_set_aside_and_their_items_asked_again(items, tmp_path, capsys):
+    """Not only a torn tail: garbage in the middle goes to results.rejected.jsonl (nothing lost), the rest is kept."""
+    chosen = list(items.values())[:4]
+    run_audit(chosen, FakeSim(), tmp_path, workers=1, plots=False)
+    path = tmp_path / RESULTS_FILE
+    lines = path.read_text(encoding="utf-8").splitlines()
+    broken = json.loads(lines[1])
+    garbage = ["not json at all", "[1, 2]", json.dumps({"id": broken["id"], "fm": True})]  # text, non-object, partial
+    path.write_text("\n".join([lines[0], garbage[0], garbage[1], garbage[2], *lines[2:]]) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    again = FakeSim()
+    report = run_audit(chosen, again, tmp_path, plots=False)
+    assert again.asked == [broken["id"]]  # the partial line did not count as an answer; the others were not re-asked
+    assert (tmp_path / "results.rejected.jsonl").read_text(encoding="utf-8").splitlines() == garbage
+    assert sorted(r["id"] for r in _lines(tmp_path)) == sorted(i.id for i in chosen)
+    assert report.samples == 4
+    assert capsys.readouterr().err.count("set aside 3 unreadable line(s)") == 1
+
+
 class EndpointUnreachable(ConnectionError):
     """Named like synth's exception: the audit recognizes it by class name, without importing synth."""
 
