@@ -102,10 +102,19 @@ def _executor_options(parser: argparse.ArgumentParser, unit: str) -> None:
 
 
 def _executor(args: argparse.Namespace) -> Any:
-    """The ExecutorSpec of --executor / --ray-address (an address without ray is bad input)."""
+    """The ExecutorSpec of --executor / --ray-address (an address without ray is bad input).
+
+    An explicit Ray address is probed here, before the command writes anything.
+    """
     from verifier.executors import ExecutorSpec
 
-    return ExecutorSpec(args.executor, args.ray_address)
+    spec = ExecutorSpec(args.executor, args.ray_address)
+    address = args.ray_address or os.environ.get("RAY_ADDRESS")
+    if args.executor == "ray" and address:
+        from verifier.executors.ray_pool import probe
+
+        probe(address)
+    return spec
 
 
 def _check_out(path: Path | None, flag: str) -> None:
