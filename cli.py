@@ -7,6 +7,7 @@ import functools
 import hashlib
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -813,8 +814,14 @@ def _serve_door(args: argparse.Namespace) -> tuple[Any, bool]:
     """
     import os
 
-    from verifier.serving.http_auth import DEFAULT_IDLE_TIMEOUT, TOKEN_ENV, HttpDoor, default_max_sessions, \
-        new_token, parse_tokens
+    from verifier.serving.http_auth import (
+        DEFAULT_IDLE_TIMEOUT,
+        TOKEN_ENV,
+        HttpDoor,
+        default_max_sessions,
+        new_token,
+        parse_tokens,
+    )
 
     http_only = {"--token": args.token, "--no-auth": args.no_auth, "--max-sessions": args.max_sessions,
                  "--idle-timeout": args.idle_timeout}

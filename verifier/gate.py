@@ -98,7 +98,7 @@ def verify_envs(catalog: Catalog, env_ids: Sequence[str], *, executor: ExecutorS
 
     Envs run side by side on `workers` workers of `executor`, each with its own sandbox pool;
     `progress` sees each report as its env finishes. An env that cannot be verified (its files
-do not read, its worker was lost) gets a failed report of its own; the others are unaffected. On Ray every node needs the catalog folder
+    do not read, its worker was lost) gets a failed report of its own; the others are unaffected. On Ray every node needs the catalog folder
     at the same path (reference envs ship with the package).
     """
     if not env_ids:

@@ -87,10 +87,10 @@ def local_cluster_auth() -> None:
         os.environ[AUTH_TOKEN] = secrets.token_hex(32)
     # Ray read its config (auth mode included) and may have cached a token when it was imported:
     # make this process see what its children will (what Ray's own `_enable_token_auth` does).
-    from ray._raylet import AuthenticationTokenLoader, Config
+    import ray._raylet as raylet
 
-    Config.initialize("")
-    AuthenticationTokenLoader.instance().reset_cache()
+    raylet.Config.initialize("")  # type: ignore[attr-defined]  # the Cython module has no stubs
+    raylet.AuthenticationTokenLoader.instance().reset_cache()  # type: ignore[attr-defined]
 
 
 def probe(address: str) -> None:
