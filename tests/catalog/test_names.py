@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -236,28 +235,11 @@ def test_mcp_stdio_reset_refuses_a_path_state(attack):
 
 @pytest.fixture(scope="module")
 def http_endpoint(attack, tmp_path_factory):
-    from tests.verifier.test_serving_mcp import TOKEN, _free_port
+    from tests.verifier.test_serving_mcp import serving_http
 
-    port = _free_port()
-    log = tmp_path_factory.mktemp("serve") / "stderr.txt"
-    with log.open("w") as stderr:
-        process = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "--catalog", str(attack.catalog_dir),
-                                    "serve", "--all", "--transport", "http", "--port", str(port), "--token", TOKEN],
-                                   cwd=ROOT, stderr=stderr, text=True)
-    deadline = time.monotonic() + 60
-    import socket
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with serving_http([sys.executable, str(ROOT / "cli.py"), "--catalog", str(attack.catalog_dir), "serve", "--all",
+                       "--transport", "http"], tmp_path_factory.mktemp("serve") / "stderr.txt") as url:
+        yield url
 
 
 def test_mcp_http_query_and_reset_refuse_paths(attack, http_endpoint):

@@ -5,7 +5,8 @@ import socket
 import subprocess
 import sys
 import time
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import anyio
@@ -48,15 +49,15 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def http_server(tmp_path_factory):
-    """`serve --all --transport http` in its own process; yields its endpoint URL."""
+@contextmanager
+def serving_http(command: list[str], log: Path) -> Iterator[str]:
+    """`command` (a `cli.py ... serve --transport http` line without --port) in its own process, behind TOKEN.
+
+    Yields its endpoint URL once it accepts connections; stops it at the end.
+    """
     port = _free_port()
-    log = tmp_path_factory.mktemp("serve") / "stderr.txt"
     with log.open("w") as stderr:
-        process = subprocess.Popen([sys.executable, *_serve_args("--all", "--transport", "http", "--port", str(port),
-                                                               "--token", TOKEN)],
-                                   cwd=ROOT, stderr=stderr, text=True)
+        process = subprocess.Popen([*command, "--port", str(port), "--token", TOKEN], cwd=ROOT, stderr=stderr, text=True)
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -70,6 +71,14 @@ def http_server(tmp_path_factory):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory):
+    """`serve --all --transport http` in its own process; yields its endpoint URL."""
+    with serving_http([sys.executable, *_serve_args("--all", "--transport", "http")],
+                      tmp_path_factory.mktemp("serve") / "stderr.txt") as url:
+        yield url
 
 
 def _observation(result):
