@@ -16,8 +16,8 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import anyio
-import httpx2
 import httpx
+import httpx2
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
