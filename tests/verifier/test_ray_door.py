@@ -25,8 +25,7 @@ _JOIN = ("import logging, os, ray; ray.init(address={gcs!r}, logging_level=loggi
 
 
 def _cluster_pids(ray) -> set[int]:  # type: ignore[no-untyped-def]
-    session = os.path.basename(ray.get_runtime_context().get_node_id() and
-                               ray._private.worker.global_worker.node.get_session_dir_path())
+    session = os.path.basename(ray._private.worker.global_worker.node.get_session_dir_path())
     pids = descendants(os.getpid())
     for entry in os.listdir("/proc"):
         if entry.isdigit():
