@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from catalog.errors import EnvforgeError
-from catalog.jsonable import pretty_json
+from catalog.state.jsonable import pretty_json
 from catalog.store import ENV_VAR, Catalog, EnvExists
 from synth.backends import backend_help, backend_names
-from synth.blueprint import SIZES
+from synth.procedural.blueprint import SIZES
 from synth.simulators import simulator_help
-from verifier.gate_settings import GATE, MUTATION, VERIFY, GateEffort
-from verifier.isolation import set_default_isolation
-from verifier.sandbox import DEFAULT_TIMEOUT
+from verifier.gate.settings import GATE, MUTATION, VERIFY, GateEffort
+from sandbox.isolation import set_default_isolation
+from sandbox.pool import DEFAULT_TIMEOUT
 
 
 class UserError(EnvforgeError):
@@ -107,12 +107,12 @@ def _executor(args: argparse.Namespace) -> Any:
 
     An explicit Ray address is probed here, before the command writes anything.
     """
-    from verifier.executors import ExecutorSpec
+    from executors import ExecutorSpec
 
     spec = ExecutorSpec(args.executor, args.ray_address)
     address = args.ray_address or os.environ.get("RAY_ADDRESS")
     if args.executor == "ray" and address:
-        from verifier.executors.ray_pool import probe
+        from executors.ray_pool import probe
 
         probe(address)
     return spec
@@ -181,7 +181,7 @@ def cmd_catalog_show(args: argparse.Namespace) -> int:
 
 def cmd_catalog_run(args: argparse.Namespace) -> int:
     from catalog.render import call_document, render_call
-    from verifier.session import SandboxRuntime, open_runtime
+    from sandbox.session import SandboxRuntime, open_runtime
 
     handle = _catalog(args).get(args.env_id)
     try:
@@ -218,8 +218,8 @@ def cmd_constraints(args: argparse.Namespace) -> int:
         if args.env_id and args.env:
             raise UserError("give the env either as ENV_ID or with --env, not both")
         ids = [args.env or args.env_id] if (args.env or args.env_id) else [s.id for s in catalog.list()[0]]
-        from verifier.executor import SandboxExecutor
-        from verifier.sandbox import SandboxPool
+        from sandbox.calls import SandboxExecutor
+        from sandbox.pool import SandboxPool
 
         reports = []
         with SandboxPool(1) as pool:
@@ -275,10 +275,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from catalog.importer import import_env
+    from catalog.importing.importer import import_env
     from catalog.names import check_env_id
     from catalog.render import import_document, render_import
-    from verifier.loadcheck import sandbox_load_check
+    from sandbox.loadcheck import sandbox_load_check
 
     if args.id is not None:
         check_env_id(args.id)  # before the catalog folder is created
@@ -299,9 +299,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_gate(args: argparse.Namespace) -> int:
-    from verifier.gate import verify_env, verify_envs
-    from verifier.gate_report import GateReport, broken_env_report, render_gate_report
-    from verifier.sandbox import SandboxPool
+    from verifier.gate.run import verify_env, verify_envs
+    from verifier.gate.report import GateReport, broken_env_report, render_gate_report
+    from sandbox.pool import SandboxPool
 
     catalog = _catalog(args)
     if args.all == bool(args.env_id):
@@ -338,8 +338,8 @@ def cmd_verify_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_mutants(args: argparse.Namespace) -> int:
-    from verifier.mutation import mutation_test, render_mutation_report
-    from verifier.sandbox import SandboxPool
+    from verifier.gate.mutation import mutation_test, render_mutation_report
+    from sandbox.pool import SandboxPool
 
     catalog = _catalog(args)
     ids = [args.env] if args.env else [s.id for s in catalog.list()[0] if s.reference]
@@ -356,7 +356,7 @@ def cmd_verify_mutants(args: argparse.Namespace) -> int:
 
 def cmd_verify_write_plan(args: argparse.Namespace) -> int:
     from constraints.completeness import spec_of
-    from verifier.intent import plan_from_spec, write_plan
+    from verifier.gate.intent import plan_from_spec, write_plan
 
     handle = _catalog(args).get(args.env_id)
     plan = plan_from_spec(spec_of(handle), handle.id, "captured from reviewed code")
@@ -419,7 +419,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def cmd_catalog_search(args: argparse.Namespace) -> int:
     from catalog.render import render_search_hits
-    from catalog.search import search_catalog
+    from catalog.search.index import search_catalog
 
     hits = search_catalog(_catalog(args), args.query, args.k)
     if args.json:
@@ -431,7 +431,7 @@ def cmd_catalog_search(args: argparse.Namespace) -> int:
 
 def _load_bench(path: Path) -> list[Any]:
     """Benchmark items from envforge JSONL or EnvSimBench JSON; unusable samples are reported, not fatal."""
-    from catalog.envsimbench import read_envsimbench, read_jsonl
+    from catalog.bench.envsimbench import read_envsimbench, read_jsonl
 
     if not path.is_file():
         raise UserError(f"no benchmark file {path}")
@@ -468,8 +468,8 @@ def _default_bench(args: argparse.Namespace, *, write: bool = False) -> Path:
 
 def _export_default_bench(args: argparse.Namespace, bench: Path) -> None:
     """Export the default samples a fresh catalog lacks (what `bench export --n 400` does), saying so in one line."""
-    from catalog.envsimbench import write_jsonl
-    from verifier.compositions import Composition
+    from catalog.bench.envsimbench import write_jsonl
+    from verifier.samples.compositions import Composition
 
     print(f"no exported samples yet: exporting the default set (envsimbench, 400 samples) to {bench} first",
           file=sys.stderr)
@@ -480,8 +480,8 @@ def _export_default_bench(args: argparse.Namespace, bench: Path) -> None:
 
 def _export_with_progress(args: argparse.Namespace, composition: Any, *, seed: int, workers: int | None = None,
                           env_ids: list[str] | None = None, executor: Any = None) -> Any:
-    """verifier.samples.export_samples with its progress on stderr (a terminal only, never with --json)."""
-    from verifier.samples import export_samples
+    """verifier.samples.export.export_samples with its progress on stderr (a terminal only, never with --json)."""
+    from verifier.samples.export import export_samples
 
     line = _ProgressLine(args)
     try:
@@ -495,7 +495,7 @@ def _export_with_progress(args: argparse.Namespace, composition: Any, *, seed: i
 def cmd_audit_sim(args: argparse.Namespace) -> int:
     from synth.simulation import open_simulator, recipe_for
     from synth.simulators import audit_label
-    from verifier.audit import render_summary, run_audit
+    from verifier.audit.run import render_summary, run_audit
 
     if args.property_based:
         return _cmd_property_audit(args)
@@ -663,7 +663,7 @@ def _cmd_property_audit(args: argparse.Namespace) -> int:
 
 
 def _write_items(items: list[Any], path: Path, fmt: str) -> int:
-    from catalog.envsimbench import write_envsimbench, write_jsonl
+    from catalog.bench.envsimbench import write_envsimbench, write_jsonl
 
     path.parent.mkdir(parents=True, exist_ok=True)
     return write_jsonl(items, path) if fmt == "jsonl" else write_envsimbench(items, path)
@@ -674,10 +674,10 @@ def _split_paths(out: Path) -> tuple[Path, Path]:
 
 
 def cmd_bench_export(args: argparse.Namespace) -> int:
-    from catalog.envsimbench import split_by_env
-    from verifier.compositions import Composition, CompositionError
-    from verifier.export_report import ExportReport, FailuresReport, render_export_report, render_written
-    from verifier.samples import export_failures
+    from catalog.bench.envsimbench import split_by_env
+    from verifier.samples.compositions import Composition, CompositionError
+    from verifier.samples.report import ExportReport, FailuresReport, render_export_report, render_written
+    from verifier.samples.export import export_failures
     from verifier.simaudit.export import is_property_audit, load_counterexamples
 
     fmt = args.format
@@ -721,7 +721,7 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_import(args: argparse.Namespace) -> int:
-    from catalog.envsimbench import read_envsimbench, read_jsonl
+    from catalog.bench.envsimbench import read_envsimbench, read_jsonl
 
     path = Path(args.file)
     if not path.is_file():
@@ -779,8 +779,8 @@ def _import_arguments(importer: argparse.ArgumentParser) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from verifier.serving.http_auth import TOKEN_ENV
-    from verifier.serving.mcp_server import ServeConfig, serve
+    from serving.http_auth import TOKEN_ENV
+    from serving.mcp_server import ServeConfig, serve
 
     if bool(args.env_id) == bool(args.all):
         raise UserError("name one env to serve, or --all (python cli.py serve ENV_ID | --all)")
@@ -814,7 +814,7 @@ def _serve_door(args: argparse.Namespace) -> tuple[Any, bool]:
     """
     import os
 
-    from verifier.serving.http_auth import (
+    from serving.http_auth import (
         DEFAULT_IDLE_TIMEOUT,
         TOKEN_ENV,
         HttpDoor,
@@ -880,8 +880,8 @@ VERIFY_ACTIONS = ("gate", "mutants", "write-plan")
 
 def _checks_epilog() -> str:
     """The registered checks, read when help is shown (registering them imports the property suite)."""
-    import verifier.properties  # noqa: F401 - registers the suite's checks
-    from verifier.checks import describe
+    import verifier.gate.properties  # noqa: F401 - registers the suite's checks
+    from verifier.gate.checks import describe
 
     return "checks (name, severity, meaning), in the order they run:\n" + describe()
 

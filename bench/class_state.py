@@ -5,7 +5,7 @@
 Runs the reference store env (class convention) with N extra products, customers and orders on
 a fixed mix of read and write calls, and prints the median cost of one call, with and without a
 snapshot, and of one encoding of the state. Class envs diff the state's encoding after each call
-against the one before it (catalog/_tracking.py), so a call costs about one encoding; run the
+against the one before it (catalog/state/_tracking.py), so a call costs about one encoding; run the
 same script on an older checkout to compare with another mechanism side by side.
 """
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from catalog.embeddings import HashingEmbedder, StaticModelEmbedder  # noqa: E402
-from catalog.vectors import DedupFilter, VectorIndex, kmeans  # noqa: E402
+from catalog.search.embeddings import HashingEmbedder, StaticModelEmbedder  # noqa: E402
+from catalog.search.vectors import DedupFilter, VectorIndex, kmeans  # noqa: E402
 
 ROLES = ["customers", "members", "patients", "students", "drivers", "guests", "employees", "residents", "tenants"]
 VERBS = ["book", "borrow", "renew", "cancel", "order", "transfer", "schedule", "register", "return", "approve", "ship"]

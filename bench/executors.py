@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from catalog.store import REFERENCE_DIR, Catalog  # noqa: E402
-from verifier.executors import ExecutorSpec, open_pool  # noqa: E402
+from executors import ExecutorSpec, open_pool  # noqa: E402
 
 REFERENCE = ("library", "bank", "clinic", "store")
 EXECUTORS = ("local", "ray")
@@ -251,8 +251,8 @@ def bare_pools(sizes: tuple[int, int] = (300, 3000)) -> dict[str, Any]:
 # --- the env actor pool -----------------------------------------------------------------------------
 def env_pool(n: int = 256, rounds: int = 10) -> dict[str, Any]:
     """Steps/s of `n` library instances, each on one of its tasks stepping its solution repeated."""
-    from verifier.serving import make
-    from verifier.serving.ray_envs import EnvActorPool
+    from serving import make
+    from serving.ray_envs import EnvActorPool
 
     catalog = Catalog(root="/nonexistent-envforge-catalog")
     tasks = catalog.get("library").tasks()
@@ -304,7 +304,7 @@ def main() -> None:
     parser.add_argument("--commands", default="synthesize,verify,export,audit,rollout",
                         help="which commands to measure (comma-separated; default: all five)")
     args = parser.parse_args()
-    from verifier.executors.ray_pool import connect
+    from executors.ray_pool import connect
 
     started = time.perf_counter()
     ray = connect(None, num_cpus=2)

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from catalog.store import Catalog  # noqa: E402
-from verifier.sandbox import Job, SandboxPool  # noqa: E402
+from sandbox.pool import Job, SandboxPool  # noqa: E402
 
 
 def pool_start(handle, action, isolation: str) -> float:  # type: ignore[no-untyped-def]

@@ -2,7 +2,7 @@
 
     python bench/serving.py [--sessions 1024] [--steps 10] [--json]
 
-Makes --sessions instances with the gym API (verifier/serving), spread evenly over the four
+Makes --sessions instances with the gym API (serving), spread evenly over the four
 reference envs (in-process, the setting a server of trusted envs runs in), each on one of its
 env's tasks so every step also runs the task's check. All instances are created and reset
 first, then stepped in rounds (one call per instance per round), so every instance is alive and
@@ -32,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from catalog.store import Catalog  # noqa: E402
-from verifier.serving import ToolEnv, make  # noqa: E402
+from serving import ToolEnv, make  # noqa: E402
 
 ENVS = ("library", "bank", "clinic", "store")
 
@@ -50,7 +50,7 @@ def side_by_side(catalog: Catalog, instances: int) -> dict[str, float]:
     """Medians (ms) of reset and of a first write, the serving way vs the one-runtime way, and their ratios."""
     from catalog.runtime import runtime_for
     from catalog.store import runtime_options
-    from verifier.serving._code import loaded
+    from serving._code import loaded
 
     figures: dict[str, list[float]] = {"reset_template": [], "reset_load": [], "first_write_shared": [],
                                        "first_write_own": []}

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from catalog.store import Catalog  # noqa: E402
-from verifier.serving import make  # noqa: E402
+from serving import make  # noqa: E402
 
 ENVS = ("library", "bank", "clinic", "store")
 CATALOG = "/nonexistent-envforge-catalog"

@@ -28,10 +28,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from catalog.store import Catalog  # noqa: E402
-from verifier.executors import ExecutorSpec  # noqa: E402
-from verifier.gate import verify_env, verify_envs  # noqa: E402
-from verifier.gate_report import GateReport  # noqa: E402
-from verifier.sandbox import SandboxPool  # noqa: E402
+from executors import ExecutorSpec  # noqa: E402
+from verifier.gate.run import verify_env, verify_envs  # noqa: E402
+from verifier.gate.report import GateReport  # noqa: E402
+from sandbox.pool import SandboxPool  # noqa: E402
 
 
 def loop(catalog: Catalog, ids: list[str], examples: int) -> list[GateReport]:
@@ -61,7 +61,7 @@ def main() -> None:
         ways: dict[str, Any] = {"loop": lambda: loop(catalog, ids, args.examples),
                                 "local": lambda: verify_envs(catalog, ids, examples=args.examples)}
         if args.ray:
-            from verifier.executors.ray_pool import connect
+            from executors.ray_pool import connect
 
             connect(None)
             ways["ray"] = lambda: verify_envs(catalog, ids, executor=ExecutorSpec("ray"), examples=args.examples)

@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from catalog.delta import DeltaOp
+from catalog.state.delta import DeltaOp
 from catalog.names import MAX_NAME, NAME_PATTERN, check_env_id, check_state_name
-from catalog.strata import delta_band
+from catalog.bench.strata import delta_band
 
 __all__ = [
     "ToolKind",
@@ -192,9 +192,9 @@ class StepResult:
 
 
 class Strata(_Strict):
-    """The strata a sample belongs to (EnvSimBench's, with |Δ| banded by `catalog.strata`).
+    """The strata a sample belongs to (EnvSimBench's, with |Δ| banded by `catalog.bench.strata`).
 
-    A sample itself is `catalog.bench.BenchItem` (the step plus the env context a simulator needs).
+    A sample itself is `catalog.bench.items.BenchItem` (the step plus the env context a simulator needs).
     """
 
     outcome: Literal["success", "failure"]

@@ -12,13 +12,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from catalog.delta import DeltaOp
-from catalog.jsonable import canonical_json, pretty_json
+from catalog.state.delta import DeltaOp
+from catalog.state.jsonable import canonical_json, pretty_json
 from catalog.models import FailureConvention, StepResult
 from catalog.store import EnvHandle, EnvSummary
 
 if TYPE_CHECKING:
-    from catalog.importer import ImportReport
+    from catalog.importing.importer import ImportReport
 
 __all__ = ["format_op", "render_delta", "render_env_list", "env_document", "render_env", "render_failure",
            "call_document", "render_call", "render_search_hits", "import_document", "render_import"]

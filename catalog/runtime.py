@@ -7,7 +7,7 @@ Two runtimes share one contract (the `Runtime` protocol):
 
 `SqlRuntime` computes the delta from change tracking, so a call costs in proportion to what it
 changed; `ClassRuntime` diffs the lossless encoding of the instance's attributes after a call
-against the one before it (catalog/_tracking.py). An exception inside a tool never escapes: it
+against the one before it (catalog/state/_tracking.py). An exception inside a tool never escapes: it
 becomes a result; SQL envs roll the call back, class envs keep what the code wrote (faithful).
 Runtimes hold no global state, so one can run inside a sandbox worker process.
 """
@@ -36,13 +36,15 @@ from sqlalchemy.orm import sessionmaker
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel
 
-from catalog import _sqlstate, _tracking, codec, pyast
-from catalog.argcheck import Form, compile_annotation, form_problem
+from catalog.state import _sqlstate, _tracking, codec
+
+from catalog import pyast
+from catalog.tools.argcheck import Form, compile_annotation, form_problem
 from catalog.envkit import Env, EnvMeta, ToolError
 from catalog.errors import EnvforgeError
-from catalog.jsonable import canonical_json, to_jsonable
+from catalog.state.jsonable import canonical_json, to_jsonable
 from catalog.models import Action, Convention, FailureConvention, Outcome, StepResult, ToolDescriptor
-from catalog.toolschema import describe_tool
+from catalog.tools.schema import describe_tool
 
 __all__ = ["Runtime", "SqlRuntime", "ClassRuntime", "StateTemplate", "StateError", "EnvLoadError", "load_module",
            "find_entry", "runtime_for", "outcome_of", "local_module_names", "database_engine"]
@@ -452,7 +454,7 @@ class ClassRuntime:
     containers), and a tool that raises keeps whatever it wrote before raising, as the class
     does outside envforge. That call's result is a crash (or a failure for a declared failure
     exception) and its delta is what the code changed. (SQL envs instead roll the call's
-    transaction back.) State and results are encoded losslessly (catalog/codec.py); private
+    transaction back.) State and results are encoded losslessly (catalog/state/codec.py); private
     attributes are hidden state: `snapshot(hidden=True)`, `StepResult.info["hidden_delta"]`.
     """
 
@@ -633,7 +635,7 @@ def runtime_for(module: ModuleType, kind: Literal["sql", "class"], entry: str | 
     `info["ill_typed"]`; strict (synthesized and reference envs): they are `invalid`. `engine`: see
     `SqlRuntime` (SQL envs only).
     """
-    from catalog.conventions import ConventionError, env_class
+    from catalog.importing.conventions import ConventionError, env_class
 
     if kind == "sql":
         return SqlRuntime(find_entry(module, entry), strict_args=strict_args, engine=engine)

@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from catalog.errors import EnvforgeError
 from catalog.files import as_normal_dir
-from catalog.jsonable import to_jsonable
+from catalog.state.jsonable import to_jsonable
 from catalog.manifest import content_hash
 from catalog.models import EnvManifest
 from catalog.names import REFERENCE_IDS, BadName, check_env_id, check_state_name, is_name
@@ -159,11 +159,11 @@ class EnvHandle:
 
         That runs the env's code with every right of the caller, so it is refused unless the env is
         a shipped reference env or the caller vouches for the code (`trusted=True`). Everything
-        else runs in the sandbox: `verifier.session.open_runtime(handle)`.
+        else runs in the sandbox: `sandbox.session.open_runtime(handle)`.
         """
         if not (self.reference or trusted):
             raise UntrustedCode(f"env {self.id!r} is not a shipped reference env: its code runs only in the sandbox "
-                                "(verifier.session.open_runtime), or pass trusted=True for code you vouch for")
+                                "(sandbox.session.open_runtime), or pass trusted=True for code you vouch for")
         module = load_module(self.path / "env.py", f"envforge_env_{self.id.replace('-', '_').replace('.', '_')}")
         m = self.manifest
         return runtime_for(module, m.kind, m.entry, **runtime_options(m))

@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from typing import Any, Protocol
 
-from catalog.jsonable import json_equal
+from catalog.state.jsonable import json_equal
 from catalog.models import Action, Outcome, StepResult
 from catalog.store import EnvHandle
 from constraints.extract import extract_spec, template_regex
@@ -332,6 +332,6 @@ def completeness(handle: EnvHandle, *, seed: int = 0, executor: Executor | None 
     """Run the completeness measurement of one env (deterministic for a seed).
 
     Without an executor the env's code runs in this process: pass a sandboxed one
-    (verifier.executor.SandboxExecutor) for code you do not trust.
+    (sandbox.calls.SandboxExecutor) for code you do not trust.
     """
     return CompletenessRun(handle, seed=seed, executor=executor).run()

@@ -33,10 +33,10 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any, cast
 
-from catalog.argcheck import type_problem
-from catalog.delta import DeltaOp, diff
+from catalog.tools.argcheck import type_problem
+from catalog.state.delta import DeltaOp, diff
 from catalog.envkit import DEFAULT_CLOCK, META_TABLE, ToolError, fail, ok
-from catalog.jsonable import json_equal, to_jsonable
+from catalog.state.jsonable import json_equal, to_jsonable
 from catalog.models import Outcome
 from catalog.runtime import outcome_of
 from constraints.ir import walk
@@ -424,7 +424,7 @@ class Interpreter:
         return set(self.spec.constants) | set(self.spec.functions) | imported
 
     def encode(self, value: Any) -> Any:
-        """A class env's value in the state encoding (catalog.codec), as its runtime writes it."""
+        """A class env's value in the state encoding (catalog.state.codec), as its runtime writes it."""
         try:
             return encode_value(value)
         except UnmodelledValue as exc:

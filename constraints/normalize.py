@@ -1,7 +1,7 @@
 """Rewrite an imported env of another convention into class-convention source (libcst, no execution).
 
 The extractor and the spec-only simulator read one convention: a class whose public methods are
-the tools over state in `self.<attr>`. catalog.conventions runs the other three as such a class
+the tools over state in `self.<attr>`. catalog.importing.conventions runs the other three as such a class
 (the state attributes are the data dict's keys, the database's fields, the module dict's keys),
 so their source can be rewritten into the class that runtime behaves as:
 
@@ -726,7 +726,7 @@ def _renamed(member: cst.BaseStatement, hidden: list[str]) -> cst.BaseStatement:
 
 
 def _tool_marker(toolkit: cst.ClassDef) -> str:
-    """The decorator most public methods carry (as catalog.conventions.marked_tools reads it)."""
+    """The decorator most public methods carry (as catalog.importing.conventions.marked_tools reads it)."""
     counts: dict[str, int] = {}
     for statement in _statements(toolkit.body):
         if isinstance(statement, cst.FunctionDef) and not statement.name.value.startswith("_"):

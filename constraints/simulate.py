@@ -6,7 +6,7 @@ construct is reached, an unmodelled library is called, SQL semantics would diver
 abstains instead of guessing, so a prediction it does make is meant to be exact.
 
 One simulator serves both uses: bound to a spec it predicts calls (`predict(state, action)`,
-for completeness and soundness runs); given a benchmark item it is catalog.bench's Simulator
+for completeness and soundness runs); given a benchmark item it is catalog.bench.items's Simulator
 (`predict(item)`, for audits), with the item's spec taken from the one spec cache
 (constraints.extract.shared_spec), so an audit extracts each env module once.
 """
@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from catalog.bench import BenchItem, SimResult
-from catalog.delta import DeltaOp
+from catalog.bench.items import BenchItem, SimResult
+from catalog.state.delta import DeltaOp
 from catalog.models import Action, Outcome
 from constraints.extract import ExtractionError, guess_entry, shared_spec
 from constraints.interpreter import Abstain, Interpreter
@@ -75,7 +75,7 @@ class SpecSimulator:
                 action: Action | dict[str, Any] | None = None) -> Prediction | SimResult:
         """Predict one call on `state`, or answer a benchmark item; never raises for an unmodelled call.
 
-        A class env's state is in catalog.codec's encoding, with hidden attributes if the
+        A class env's state is in catalog.state.codec's encoding, with hidden attributes if the
         snapshot has them.
         """
         if isinstance(state, BenchItem):

@@ -1,6 +1,6 @@
 """Class-env state as Python values for the spec interpreter, and back to its encoding.
 
-A class env's state arrives in the lossless encoding of catalog.codec. The interpreter runs on
+A class env's state arrives in the lossless encoding of catalog.state.codec. The interpreter runs on
 the decoded values, so int and str keys, tuples, sets and Decimals behave as they do in the env,
 and its predicted state is encoded the same way before it is diffed. Only the tagged kinds whose
 Python behaviour the interpreter reproduces exactly are decoded; for any other (objects, enums,
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog import codec
+from catalog.state import codec
 
 __all__ = ["UnmodelledValue", "check_modelled", "decode_state", "encode_value", "encode_attributes",
            "shared_attributes"]

@@ -2,7 +2,7 @@
 
 - `synth.llm`: the model registry, the OpenAI-compatible client with cost accounting, the
   embedded SmolLM2 server;
-- `synth.ontology`, `synth.procedural`, `synth.compiler`: the procedural (no-model) backend;
+- `synth.procedural.ontology`, `synth.procedural`, `synth.procedural.compiler`: the procedural (no-model) backend;
 - `synth.pipeline`, `synth.run`, `synth.report`: the LangGraph graph, the resumable run driver
   and the yield/cost report;
 - `synth.simulation`: the spec-only and LLM simulators that `audit-sim` measures.

@@ -11,12 +11,12 @@ from typing import Any
 
 from catalog.models import EnvManifest, Provenance, Quality, ToolDescriptor, ToolKind
 from catalog.plan import Plan
-from catalog.toolschema import parse_docstring
+from catalog.tools.schema import parse_docstring
 from constraints.extract import extract_spec
 from constraints.spec import ConstraintSpec, Param
-from synth.blueprint import Blueprint
-from synth.compiler import compile_env, rules_of
-from verifier.intent import plan_from_spec
+from synth.procedural.blueprint import Blueprint
+from synth.procedural.compiler import compile_env, rules_of
+from verifier.gate.intent import plan_from_spec
 
 __all__ = ["plan_of", "descriptors", "manifest_of", "entry_of"]
 

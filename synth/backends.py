@@ -106,7 +106,7 @@ def _procedural(config: RunConfig, model: Endpoint | None) -> Generator:
 @register_backend("llm", summary="a registry model mines topics and fills the blueprint or writes the code "
                                  "(needs --model)", needs_model=True)
 def _llm(config: RunConfig, model: Endpoint | None) -> Generator:
-    from synth.llm_generator import LLMGenerator
+    from synth.llm.generator import LLMGenerator
 
     assert model is not None  # make_generator checked
     return LLMGenerator(model.spec, mode=config.mode, domain_order=config.domain_order or None,

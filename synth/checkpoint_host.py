@@ -99,7 +99,7 @@ def host_checkpoints(path: Path, address: str | None) -> Any:
     """Start the `CheckpointHost` actor for `path` on this (the driver's) node; returns its handle."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from verifier.executors.ray_pool import connect
+    from executors.ray_pool import connect
 
     ray = connect(address)
     here = ray.get_runtime_context().get_node_id()

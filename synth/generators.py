@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from synth.blueprint import Blueprint
-from synth.compiler import compile_env
+from synth.procedural.blueprint import Blueprint
+from synth.procedural.compiler import compile_env
 from synth.llm.ledger import Usage
-from synth.ontology import load_domains
+from synth.procedural.ontology import load_domains
 from synth.procedural.design import design, topic_text
 
 __all__ = ["Usage", "Generator", "ProceduralGenerator", "split_schema", "topic_text"]

@@ -3,7 +3,7 @@
 Procedural path: embed the corpus's task statements offline, cluster them with faiss k-means,
 and map each cluster to the ontology domain nearest its centroid; domains are then proposed in
 order of how much of the corpus asks for them (the demand), so a small run covers the most
-requested domains first. The LLM path (synth/llm_generator.py) instead asks the model whether a
+requested domains first. The LLM path (synth/llm/generator.py) instead asks the model whether a
 statement implies a stateful environment and what that environment is.
 """
 
@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from catalog.embeddings import default_embedder
-from catalog.vectors import kmeans
-from synth.ontology import load_domains
+from catalog.search.embeddings import default_embedder
+from catalog.search.vectors import kmeans
+from synth.procedural.ontology import load_domains
 
 __all__ = ["load_corpus", "domain_order", "cluster_report"]
 

@@ -3,7 +3,7 @@
 Per env (computed in the pipeline's tasks node, where the blueprint, plan, states and tasks are
 at hand): tools and tables, seed rows per initial state, calls per task's reference solution,
 refusal tasks, unnatural parameters (synth.procedural.naturalness) and value-constraint
-violations (verifier.invariants over every initial state and over the final state each task's
+violations (verifier.gate.invariants over every initial state and over the final state each task's
 solution reaches, predicted by the plan interpreter; the gate's `invariants_hold` checks the
 executed states too). The report sums them over the registered envs.
 """
@@ -15,14 +15,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from catalog.delta import apply_delta
+from catalog.state.delta import apply_delta
 from catalog.models import Outcome
 from catalog.plan import Plan
 from catalog.tasks import Task
-from synth.blueprint import Blueprint
+from synth.procedural.blueprint import Blueprint
 from synth.procedural.naturalness import unnatural_parameters
-from verifier.intent import PlanSimulator
-from verifier.invariants import violations
+from verifier.gate.intent import PlanSimulator
+from verifier.gate.invariants import violations
 
 __all__ = ["env_realism", "Spread", "Realism", "realism_totals"]
 

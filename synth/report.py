@@ -210,7 +210,7 @@ def build_report(run_id: str, config: dict[str, Any], summaries: list[dict[str, 
 
 def _mining_totals(summaries: list[dict[str, Any]]) -> MiningTotals | None:
     """How the model's mining answers compare with the corpus labels (LLM backend only)."""
-    from synth.ontology import load_domains
+    from synth.procedural.ontology import load_domains
 
     mined = [s["mining"] for s in summaries if s.get("mining")]
     if not mined:

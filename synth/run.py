@@ -17,7 +17,7 @@ the same seed run again, an import, a hand-edited env) ends its slot as "existin
 proposes another. A run holds the catalog's writer lock (`<catalog>/.lock`) throughout, so a
 second run into the same catalog waits, then sees every env the first registered.
 
-Where a slot's worker runs is the executor's choice (`executor=`, verifier/executors): spawned
+Where a slot's worker runs is the executor's choice (`executor=`, executors): spawned
 processes here (default) or Ray actors. It is a keyword of `synthesize`, not part of the run's
 config, so a run started locally may be resumed on a cluster and back. The driver is the only
 writer of run.sqlite. A worker killed mid-slot is replaced and the slot continues from its last checkpoint,
@@ -49,16 +49,16 @@ from pathlib import Path
 from typing import Any
 
 from catalog.files import atomic_write
-from catalog.search import catalog_dedup_filter
+from catalog.search.index import catalog_dedup_filter
 from catalog.store import Catalog
-from catalog.vectors import DedupFilter
+from catalog.search.vectors import DedupFilter
 from synth.backends import resolve_models
 from synth.checkpoint_host import host_checkpoints, stop_host
 from synth.pipeline import FINAL, SKIPPED, Context, build_graph
 from synth.report import SynthesisReport, write_report
 from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, runs_dir
-from verifier.executors import ExecutorSpec, WorkerPool, open_pool
-from verifier.isolation import default_isolation, require_isolation
+from executors import ExecutorSpec, WorkerPool, open_pool
+from sandbox.isolation import default_isolation, require_isolation
 
 __all__ = ["RunConfig", "RunError", "RunModels", "resolve_models", "runs_dir", "synthesize"]
 
@@ -121,7 +121,7 @@ def _open_graph(run_dir: Path, config: RunConfig, models: RunModels, *, dedup: D
     ctx = Context(run_dir=run_dir, catalog=Catalog(config.catalog), generator=generator, dedup=dedup,
                   gate_examples=config.gate_examples, gate_effort=config.gate_effort)
     if models.judge is not None:
-        from synth.judge import RuleJudge
+        from synth.llm.judge import RuleJudge
 
         ctx.judge = RuleJudge(models.judge.spec, base_url=models.judge.base_url, seed=config.seed)
     return build_graph(ctx, checkpointer=checkpoints), ctx, connection

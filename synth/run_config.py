@@ -17,7 +17,7 @@ from typing import Any
 
 from catalog.errors import EnvforgeError
 from synth.llm.registry import ModelSpec
-from verifier.gate_settings import SYNTHESIS
+from verifier.gate.settings import SYNTHESIS
 
 __all__ = ["Endpoint", "RunConfig", "RunError", "RunModels", "read_run_config", "runs_dir"]
 

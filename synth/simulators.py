@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from catalog.bench import Simulator
+    from catalog.bench.items import Simulator
 
 __all__ = ["NamedSimulator", "SIMULATORS", "audit_label", "register_simulator", "simulator_help"]
 

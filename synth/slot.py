@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from catalog.store import Catalog
-from catalog.vectors import DedupFilter
+from catalog.search.vectors import DedupFilter
 from synth.generators import Generator
 from synth.llm.ledger import Usage
-from verifier.sandbox import SandboxPool
+from sandbox.pool import SandboxPool
 
 __all__ = ["FINAL", "MAX_CODE_ATTEMPTS", "SKIPPED", "STAGES", "Context", "SlotState", "record_stage"]
 
@@ -62,7 +62,7 @@ class Context:
     gate_effort: float
     dedup: DedupFilter | None = None
     claims: dict[str, int] | None = None  # the driver's: env id -> the first slot of the run that passed dedup with it
-    judge: Callable[[Any, SandboxPool], dict[str, Any]] | None = None  # synth.judge.RuleJudge
+    judge: Callable[[Any, SandboxPool], dict[str, Any]] | None = None  # synth.llm.judge.RuleJudge
     _pool: SandboxPool | None = field(default=None, repr=False)
 
     @property

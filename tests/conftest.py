@@ -25,7 +25,7 @@ def ray_cluster():
     The executors join a running instance as it is, so every `--executor ray` path under test runs
     on this cluster's actors: real worker processes, real object store, real scheduling.
     """
-    from verifier.executors.ray_pool import connect
+    from executors.ray_pool import connect
 
     ray = connect(None, num_cpus=2)
     yield ray

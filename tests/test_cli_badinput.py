@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from catalog.store import REFERENCE_DIR, Catalog
-from catalog.vectors import DedupFilter
+from catalog.search.vectors import DedupFilter
 from tests.test_cli import ROOT, run
 
 BOOKSHOP = ROOT / "tests" / "fixtures" / "external" / "bookshop" / "bookshop_env.py"
@@ -188,12 +188,12 @@ def test_synthesize_never_replaces_what_it_did_not_write(tmp_path):
 
 
 USER_FACING = [
-    "catalog.store.CatalogError", "catalog._sqlstate.StateError", "catalog.runtime.EnvLoadError",
-    "catalog.tasks.CheckError", "catalog.calls.CallFileError", "catalog.conventions.ConventionError",
-    "catalog.embeddings.EmbedderUnavailable", "verifier.isolation.IsolationUnavailable",
-    "verifier.audit.AuditError", "verifier.replay.ReplayError", "verifier.samples.CompositionError",
+    "catalog.store.CatalogError", "catalog.state._sqlstate.StateError", "catalog.runtime.EnvLoadError",
+    "catalog.tasks.CheckError", "catalog.calls.CallFileError", "catalog.importing.conventions.ConventionError",
+    "catalog.search.embeddings.EmbedderUnavailable", "sandbox.isolation.IsolationUnavailable",
+    "verifier.audit.run.AuditError", "verifier.replay.ReplayError", "verifier.samples.export.CompositionError",
     "synth.llm.errors.LLMError", "synth.llm.errors.UnknownModel", "synth.run.RunError",
-    "synth.blueprint.BlueprintError", "cli.UserError",
+    "synth.procedural.blueprint.BlueprintError", "cli.UserError",
 ]
 
 
@@ -323,7 +323,7 @@ def test_rollout_resume_sets_garbage_aside_and_loses_nothing(tmp_path):
 
 def test_outputs_have_the_umask_mode(tmp_path):
     """Renamed-into-place outputs and env folders look like any file the user makes (not mkstemp's 0600/0700)."""
-    from catalog.envsimbench import write_jsonl
+    from catalog.bench.envsimbench import write_jsonl
     from catalog.files import atomic_write
 
     shop = Catalog(tmp_path / "source").get("store")

@@ -52,8 +52,8 @@ def test_the_old_write_plan_form_parses_as_verify_write_plan():
 
 
 def test_defaults_come_from_the_gate_settings():
-    from verifier.gate_settings import GATE, MUTATION, VERIFY
-    from verifier.sandbox import DEFAULT_TIMEOUT
+    from verifier.gate.settings import GATE, MUTATION, VERIFY
+    from sandbox.pool import DEFAULT_TIMEOUT
 
     gate, mutants = parsed("gate", "bank"), parsed("mutants", "5")
     assert (gate["gate"], gate["examples"], gate["timeout"]) == (GATE, VERIFY.examples, DEFAULT_TIMEOUT)
@@ -61,7 +61,7 @@ def test_defaults_come_from_the_gate_settings():
 
 
 def test_help_lists_the_actions_and_every_registered_check():
-    from verifier.checks import CHECKS
+    from verifier.gate.checks import CHECKS
 
     out = run("verify", "--help")
     assert out.returncode == 0, out.stderr

@@ -13,7 +13,7 @@ import pytest
 
 from catalog.runtime import SqlRuntime
 from catalog.store import Catalog, UntrustedCode
-from verifier.session import SandboxRuntime, open_runtime
+from sandbox.session import SandboxRuntime, open_runtime
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ROOT / "tests" / "fixtures" / "hostile"

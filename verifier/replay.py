@@ -1,7 +1,7 @@
 """Replay: run a recorded sequence of tool calls from one initial state and keep every step's result.
 
 This is how a user checks a trajectory (an agent's calls, a scripted test) against what the env
-really does. The env's code runs where `catalog run` runs it (`verifier.session.open_runtime`): in
+really does. The env's code runs where `catalog run` runs it (`sandbox.session.open_runtime`): in
 the sandbox, except the shipped reference envs and `trusted=True` (code you vouch for), which run
 in this process. Calls run in order on one live state: a call that fails, crashes or is invalid
 leaves the state as it was and the replay goes on, so every call gets a recorded step.
@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from catalog.calls import Call, as_call
-from catalog.delta import DeltaOp
+from catalog.state.delta import DeltaOp
 from catalog.errors import EnvforgeError
-from catalog.jsonable import canonical_json, pretty_json
+from catalog.state.jsonable import canonical_json, pretty_json
 from catalog.models import Outcome, StepResult
 from catalog.render import format_op, render_delta
 from catalog.runtime import StateError
 from catalog.store import Catalog, CatalogError, EnvHandle
-from verifier.sandbox import DEFAULT_TIMEOUT
-from verifier.session import SandboxRuntime, open_runtime
+from sandbox.pool import DEFAULT_TIMEOUT
+from sandbox.session import SandboxRuntime, open_runtime
 
 __all__ = ["ReplayError", "ReplayStep", "ReplayResult", "replay", "resolve_state", "render_replay"]
 

@@ -3,7 +3,7 @@
 The designer declares the invariants (min <= max, start < end, totals = sum of lines, counters,
 balances >= 0, dates vs the env clock; synth/procedural/design.py) and the plan carries them
 (catalog.plan.Invariant). `make_hold` repairs freshly generated records so every one holds, and
-verifier.invariants checks the result independently (and, in the gate, every executed state).
+verifier.gate.invariants checks the result independently (and, in the gate, every executed state).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import random
 from typing import Any
 
 from catalog.plan import Invariant
-from synth.blueprint import Blueprint, EntitySpec
-from verifier.invariants import children_of, children_total
+from synth.procedural.blueprint import Blueprint, EntitySpec
+from verifier.gate.invariants import children_of, children_total
 
 __all__ = ["make_hold"]
 

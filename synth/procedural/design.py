@@ -2,7 +2,7 @@
 
 Variation comes from real choices, all drawn from one `random.Random`: which domain entities (a
 connected subset around a focus entity with a lifecycle), which support tables join them
-(synth/ontology/support.py: audit log, payments, staff, addresses...; how many is the size
+(synth/procedural/ontology/support.py: audit log, payments, staff, addresses...; how many is the size
 class's business), which optional fields each keeps, whether entities carry bookkeeping fields,
 and which tools (archetypes, lifecycle moves, names from verb synonyms).
 
@@ -28,10 +28,10 @@ import re
 from typing import Literal
 
 from catalog.plan import Invariant
-from synth.blueprint import EDITABLE, READS, SIZES, Blueprint, EntitySpec, FieldSpec, ToolRecipe
-from synth.compiler import per_unit
-from synth.ontology.schema import Domain, EntityT, FieldT, Transition
-from synth.ontology.support import SUPPORT, SupportT, support_entity
+from synth.procedural.blueprint import EDITABLE, READS, SIZES, Blueprint, EntitySpec, FieldSpec, ToolRecipe
+from synth.procedural.compiler import per_unit
+from synth.procedural.ontology.schema import Domain, EntityT, FieldT, Transition
+from synth.procedural.ontology.support import SUPPORT, SupportT, support_entity
 
 __all__ = ["design", "env_id_for", "topic_text"]
 
@@ -494,7 +494,7 @@ def design(domain: Domain, seed: int, *, size_class: str = "medium", focus: str 
            size: int | None = None, width: int | None = None) -> Blueprint:
     """Design one environment of `domain`; the same arguments always give the same blueprint.
 
-    `size_class` (small | medium | large, see synth.blueprint.SIZES) sets how many tables, tools
+    `size_class` (small | medium | large, see synth.procedural.blueprint.SIZES) sets how many tables, tools
     and seed rows the env aims at; it is recorded as `Blueprint.size`. `focus`, `size` (domain
     entities) and `width` (how many optional fields an update offers) override the seeded
     choices: the LLM backend's blueprint mode lets the model make them.

@@ -19,8 +19,8 @@ it describes exactly what an agent sees.
 
 from __future__ import annotations
 
-from synth.blueprint import READS, Blueprint, ToolRecipe
-from synth.compiler import tool_params
+from synth.procedural.blueprint import READS, Blueprint, ToolRecipe
+from synth.procedural.compiler import tool_params
 
 __all__ = ["unnatural_parameters", "ACTION_VALUES"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from synth.blueprint import Blueprint, EntitySpec, FieldSpec
-from synth.compiler import open_states
+from synth.procedural.blueprint import Blueprint, EntitySpec, FieldSpec
+from synth.procedural.compiler import open_states
 from synth.procedural.consistency import make_hold
 from synth.procedural.values import ValueMaker
 

@@ -24,17 +24,17 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from catalog.delta import MISSING, apply_delta, diff_at
+from catalog.state.delta import MISSING, apply_delta, diff_at
 from catalog.models import Action, Outcome
 from catalog.plan import Invariant, Plan
 from catalog.tasks import Task
 from constraints.completeness import TEXT, candidates
 from constraints.spec import Param
-from synth.blueprint import READS, Blueprint, EntitySpec, ToolRecipe
+from synth.procedural.blueprint import READS, Blueprint, EntitySpec, ToolRecipe
 from synth.procedural.values import ValueMaker
 from synth.procedural.wording import reason_for, say_change, say_record, say_value, verb_phrase, words
-from verifier.intent import PlanSimulator
-from verifier.invariants import violations
+from verifier.gate.intent import PlanSimulator
+from verifier.gate.invariants import violations
 
 __all__ = ["make_tasks", "write_delta_sizes"]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from faker import Faker
 
-from synth.blueprint import EntitySpec, FieldSpec
+from synth.procedural.blueprint import EntitySpec, FieldSpec
 
 __all__ = ["ValueMaker", "Person", "datetime_sense"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from synth.blueprint import Blueprint, EntitySpec, ToolRecipe
+from synth.procedural.blueprint import Blueprint, EntitySpec, ToolRecipe
 
 __all__ = ["words", "say_value", "say_record", "say_change", "verb_phrase", "reason_for"]
 

@@ -1,6 +1,6 @@
 """Rollouts: agents (a registry model, or the reference solution) on catalog envs, as trajectories.
 
-Rollouts drive models, so they sit in synth/ (above verifier/, whose gym-style `verifier.serving`
+Rollouts drive models, so they sit in synth/ (above verifier/, whose gym-style `serving`
 envs they run). `run_rollouts` rolls out units (env, task) on threads, each episode on its own env
 instance, and appends each trajectory to `trajectories.jsonl` (resumable); `build_report` /
 `write_report` give `report.json`, `report.md` and `rollouts.png`. With a simulator every call is

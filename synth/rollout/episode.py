@@ -45,7 +45,7 @@ class Unit:
 
 
 class EpisodeEnv(Protocol):
-    """What an episode needs of an env instance (verifier.serving's ToolEnv has it)."""
+    """What an episode needs of an env instance (serving's ToolEnv has it)."""
 
     @property
     def tools(self) -> Sequence[dict[str, Any]]: ...

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from verifier.audit_report import percentiles
-from verifier.audit_results import write_json
+from verifier.audit.report import percentiles
+from verifier.audit.results import write_json
 
 __all__ = ["build_report", "json_summary", "render_markdown", "render_summary", "write_report"]
 

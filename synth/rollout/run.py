@@ -1,7 +1,7 @@
 """The rollout runner: units from the catalog, episodes on threads, trajectories appended, resume.
 
 Why it is built the way it is:
-- One unit per (env, task); each episode makes its own env instance (`verifier.serving.make`),
+- One unit per (env, task); each episode makes its own env instance (`serving.make`),
   so episodes never share state, and untrusted envs run in the sandbox as everywhere else.
 - Model calls are I/O bound, so episodes run on `concurrency` threads; the calling thread alone
   appends each finished trajectory to `trajectories.jsonl` (one line, flushed) as it arrives.
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from catalog.bench import Simulator
+from catalog.bench.items import Simulator
 from catalog.errors import EnvforgeError
 from catalog.store import Catalog, EnvHandle
 from synth.llm import LLMClient, ModelSpec
@@ -41,11 +41,11 @@ from synth.rollout.agents import Agent, ModelAgent, ReferenceAgent
 from synth.rollout.episode import Unit, run_episode
 from synth.rollout.steps import EnvSteps, VerifiedSteps, bench_template
 from synth.rollout.trajectory import TRAJECTORIES_FILE, Trajectory, is_trajectory, load_trajectories
-from verifier.audit import is_fatal
-from verifier.audit_results import read_meta, set_aside_garbage, write_json
-from verifier.executors import ExecutorSpec, open_pool
-from verifier.samples import env_doc
-from verifier.serving import make
+from verifier.audit.run import is_fatal
+from verifier.audit.results import read_meta, set_aside_garbage, write_json
+from executors import ExecutorSpec, open_pool
+from verifier.samples.export import env_doc
+from serving import make
 
 __all__ = ["META_FILE", "ModelAgentFactory", "RolloutConfig", "RolloutError", "RunResult", "plan_units", "reference_agent", "run_rollouts"]
 

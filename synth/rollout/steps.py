@@ -1,9 +1,9 @@
 """How an agent's call is answered: by the env, or by a simulator checked against the env.
 
-`EnvSteps` executes each call on the episode's env (a `verifier.serving` ToolEnv). `VerifiedSteps`
-answers each call with a simulator (catalog.bench's `Simulator`: the spec-only one, or an LLM)
+`EnvSteps` executes each call on the episode's env (a `serving` ToolEnv). `VerifiedSteps`
+answers each call with a simulator (catalog.bench.items's `Simulator`: the spec-only one, or an LLM)
 and ALSO executes it on the real env from the same state, then scores the answer with the
-audit's own scoring (`verifier.audit.score_prediction`: FM and strict CM from verifier.metrics),
+audit's own scoring (`verifier.audit.run.score_prediction`: FM and strict CM from verifier.audit.metrics),
 so a simulated step is marked verified exactly when an audit would count it verified.
 
 The simulator is asked before the env runs, with an item that carries the state and the action
@@ -23,17 +23,17 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from catalog.bench import BenchItem, SimResult, Simulator, item_id
+from catalog.bench.items import BenchItem, SimResult, Simulator, item_id
 from catalog.models import Action, Outcome, Strata
 from synth.rollout.trajectory import SimCheck, as_json_text
-from verifier.audit import is_fatal, score_prediction
-from verifier.audit_results import is_verified
+from verifier.audit.run import is_fatal, score_prediction
+from verifier.audit.results import is_verified
 
 __all__ = ["Answer", "EnvSteps", "StepEnv", "VerifiedSteps", "bench_template"]
 
 
 class StepEnv(Protocol):
-    """What answering a call needs of an env instance (verifier.serving's ToolEnv has it)."""
+    """What answering a call needs of an env instance (serving's ToolEnv has it)."""
 
     def step(self, tool_call: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]: ...
 

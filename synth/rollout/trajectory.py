@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catalog.jsonable import canonical_json
-from verifier.audit_results import json_fallback, json_lines
+from catalog.state.jsonable import canonical_json
+from verifier.audit.results import json_fallback, json_lines
 
 __all__ = ["TRAJECTORIES_FILE", "SimCheck", "StepRecord", "Trajectory", "as_json_text", "is_trajectory",
            "load_trajectories"]

@@ -1,6 +1,6 @@
 """Simulators: anything that maps (state, action, code, spec) to a predicted (observation, Δ).
 
-All implement catalog.bench's Simulator protocol (`name`, `mode`, `predict(item) -> SimResult`),
+All implement catalog.bench.items's Simulator protocol (`name`, `mode`, `predict(item) -> SimResult`),
 so the audit in verifier/ can run any of them without importing synth:
 - the named simulators of `synth.simulators.SIMULATORS`, e.g. "spec":
   constraints.simulate.SpecSimulator, the spec-only simulator, abstaining where the spec is
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from catalog.bench import Simulator
+from catalog.bench.items import Simulator
 from synth.llm import LLMClient, Registry, load_registry, open_client
 from synth.simulation.llm_sim import MODES, POLICIES, LLMSim
 from synth.simulation.prompts import constrained_messages, plain_messages, read_slice, resolve_dotted

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from catalog.bench import BenchItem, SimResult
+from catalog.bench.items import BenchItem, SimResult
 from constraints.extract import ExtractionError
 from constraints.simulate import item_spec
 from synth.llm import (
@@ -37,7 +37,7 @@ from synth.simulation.prompts import (
     plain_ops,
 )
 from synth.simulation.validate import Check, check_answer
-from verifier.metrics import parse_observation
+from verifier.audit.metrics import parse_observation
 
 __all__ = ["LLMSim", "MODES", "POLICIES"]
 

@@ -24,7 +24,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.bench import BenchItem
+from catalog.bench.items import BenchItem
 from constraints.ir import render, walk
 from constraints.spec import ConstraintSpec
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.bench import Simulator
+from catalog.bench.items import Simulator
 from synth.llm import LLMClient, ModelSpec
 from synth.simulation.llm_sim import LLMSim
 from synth.simulators import SIMULATORS

@@ -20,13 +20,13 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.delta import MISSING, DeltaConflict, DeltaOp, apply_delta, diff_at
+from catalog.state.delta import MISSING, DeltaConflict, DeltaOp, apply_delta, diff_at
 from catalog.envkit import META_TABLE
 from catalog.models import Outcome
 from catalog.runtime import outcome_of
 from constraints.interpreter import META_SCHEMA
 from constraints.spec import ConstraintSpec
-from verifier.metrics import DeltaFormatError, parse_delta
+from verifier.audit.metrics import DeltaFormatError, parse_delta
 
 __all__ = ["Check", "check_answer", "is_failure"]
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalog.delta import diff
+from catalog.state.delta import diff
 from catalog.models import Outcome
 
 from .conftest import REFERENCE_IDS

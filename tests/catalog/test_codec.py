@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from catalog.codec import TAG, TypeNames, UnencodableValue, decode, encode, is_plain, readable
+from catalog.state.codec import TAG, TypeNames, UnencodableValue, decode, encode, is_plain, readable
 
 
 class Node:

@@ -26,8 +26,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import catalog.codec as codec_module
-from catalog.codec import TAG, VALUE_TYPES, TypeNames, UnknownClass, decode, encode
+import catalog.state.codec as codec_module
+from catalog.state.codec import TAG, VALUE_TYPES, TypeNames, UnknownClass, decode, encode
 from tests.catalog.test_codec import NAMES, Node, roundtrip, same, values
 
 LOG: list[str] = []

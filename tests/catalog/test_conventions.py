@@ -19,14 +19,14 @@ from collections.abc import Iterator
 import pytest
 
 import cli
-from catalog.codec import readable
-from catalog.failures import infer_failure
-from catalog.importer import ImportProblem, LoadCheck, import_env
+from catalog.state.codec import readable
+from catalog.importing.failures import infer_failure
+from catalog.importing.importer import ImportProblem, LoadCheck, import_env
 from catalog.models import FailureConvention, Outcome
 from catalog.runtime import outcome_of
 from catalog.store import Catalog, EnvHandle
-from verifier.loadcheck import sandbox_load_check
-from verifier.sandbox import Job, JobResult, SandboxPool
+from sandbox.loadcheck import sandbox_load_check
+from sandbox.pool import Job, JobResult, SandboxPool
 
 CONVENTIONS = Path(__file__).resolve().parents[1] / "fixtures" / "external" / "conventions"
 BANK = CONVENTIONS / "bank_class" / "bank_env.py"

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from catalog.delta import DeltaConflict, DeltaOp, apply_delta, diff
-from catalog.jsonable import json_equal
+from catalog.state.delta import DeltaConflict, DeltaOp, apply_delta, diff
+from catalog.state.jsonable import json_equal
 
 keys = st.one_of(
     st.text(min_size=0, max_size=6),

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import catalog.embeddings as embeddings
-from catalog.embeddings import (
+import catalog.search.embeddings as embeddings
+from catalog.search.embeddings import (
     EmbedderUnavailable,
     EndpointEmbedder,
     HashingEmbedder,
@@ -24,7 +24,7 @@ from catalog.embeddings import (
     get_embedder,
     set_default_embedder,
 )
-from catalog.vectors import DedupFilter, VectorIndex, kmeans, near_duplicates
+from catalog.search.vectors import DedupFilter, VectorIndex, kmeans, near_duplicates
 
 HOTEL = "Hotel front desk: guests book rooms, check in and out, and are billed for their stays."
 HOTEL_PARAPHRASE = "A hotel's front desk books rooms for guests, checks them in and out, and bills their stays."
@@ -57,7 +57,7 @@ def test_same_text_same_vector_whatever_the_batch(static):
 
 
 def test_same_vector_in_another_process(static):
-    code = ("import json; from catalog.embeddings import StaticModelEmbedder; "
+    code = ("import json; from catalog.search.embeddings import StaticModelEmbedder; "
             f"print(json.dumps(StaticModelEmbedder().embed([{LIBRARY!r}])[0].tolist()))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert np.array_equal(np.asarray(json.loads(out.stdout), dtype=np.float32), static.embed([LIBRARY])[0])

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog.bench import BenchItem, item_id
-from catalog.delta import diff
-from catalog.envsimbench import (
+from catalog.bench.items import BenchItem, item_id
+from catalog.state.delta import diff
+from catalog.bench.envsimbench import (
     Problem,
     dotted_changes,
     entry_class,

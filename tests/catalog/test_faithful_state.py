@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from catalog import _tracking, codec
-from catalog.delta import apply_delta
+from catalog.state import _tracking, codec
+from catalog.state.delta import apply_delta
 from catalog.models import EnvManifest, Outcome
 from catalog.runtime import ClassRuntime, load_module
 from catalog.store import Catalog
@@ -121,7 +121,7 @@ def check_step(step: dict[str, Any], observation: Any, outcome: Outcome, delta: 
 
 
 def _op(data: dict[str, Any]) -> Any:
-    from catalog.delta import DeltaOp
+    from catalog.state.delta import DeltaOp
 
     return DeltaOp.from_dict(data)
 
@@ -203,7 +203,7 @@ def test_what_the_calls_show(expected: list[dict[str, Any]]) -> None:
 
 def test_the_sandbox_matches_the_class(tmp_path: Path, env_class: type, config: dict[str, Any],
                                        expected: list[dict[str, Any]]) -> None:
-    from verifier.session import open_runtime
+    from sandbox.session import open_runtime
 
     tools = list(ClassRuntime(env_class).tools.values())
     manifest = EnvManifest(id="workshop", name="Workshop", kind="class", entry="Workshop", tools=tools,

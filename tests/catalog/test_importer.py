@@ -4,13 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from catalog.importer import ImportProblem, import_class_env
+from catalog.importing.importer import ImportProblem, import_class_env
 from catalog.store import Catalog
 from constraints.completeness import completeness
-from verifier.executor import SandboxExecutor
-from verifier.loadcheck import sandbox_load_check
-from verifier.sandbox import SandboxPool
-from verifier.session import open_runtime
+from sandbox.calls import SandboxExecutor
+from sandbox.loadcheck import sandbox_load_check
+from sandbox.pool import SandboxPool
+from sandbox.session import open_runtime
 
 
 def sandboxed_import(path, catalog, **options):

@@ -1,6 +1,6 @@
 import pytest
 
-from catalog.bench import BenchItem, item_id
+from catalog.bench.items import BenchItem, item_id
 from catalog.models import Action, EnvManifest, Outcome, Strata
 
 

@@ -18,13 +18,13 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from catalog.importer import ImportProblem, import_env
+from catalog.importing.importer import ImportProblem, import_env
 from catalog.names import MAX_NAME, REFERENCE_IDS, BadName, check_env_id, check_state_name, check_task_id
 from catalog.store import REFERENCE_DIR, Catalog, CatalogError
 from tests.test_cli import ROOT, run
 from tests.test_cli_badinput import assert_one_line
-from verifier.forkserver import EnvHasSymlink, env_files
-from verifier.serving import make
+from sandbox.forkserver import EnvHasSymlink, env_files
+from serving import make
 
 SECRET = "canary-secret-7f3a9c"
 BAD_NAMES = ["..", "../x", "a/b", "/etc/passwd", "a\x00b", "", "x" * (MAX_NAME + 1), ".hidden", "a\n", "-x", "a b"]
@@ -235,7 +235,7 @@ def test_mcp_stdio_reset_refuses_a_path_state(attack):
 
 @pytest.fixture(scope="module")
 def http_endpoint(attack, tmp_path_factory):
-    from tests.verifier.test_serving_mcp import serving_http
+    from tests.serving.test_serving_mcp import serving_http
 
     with serving_http([sys.executable, str(ROOT / "cli.py"), "--catalog", str(attack.catalog_dir), "serve", "--all",
                        "--transport", "http"], tmp_path_factory.mktemp("serve") / "stderr.txt") as url:
@@ -243,7 +243,7 @@ def http_endpoint(attack, tmp_path_factory):
 
 
 def test_mcp_http_query_and_reset_refuse_paths(attack, http_endpoint):
-    from tests.verifier.test_serving_mcp import _http_session
+    from tests.serving.test_serving_mcp import _http_session
 
     async def refused(url: str) -> str:
         async with _http_session(url) as session:
@@ -270,7 +270,7 @@ def test_mcp_http_query_and_reset_refuse_paths(attack, http_endpoint):
 
 # --- Ray -----------------------------------------------------------------------------------------
 def test_ray_pool_refuses_path_ids_and_states(attack, ray_cluster):
-    from verifier.serving.ray_envs import EnvActorPool, InstanceError
+    from serving.ray_envs import EnvActorPool, InstanceError
 
     with pytest.raises(CatalogError, match="invalid env id"):
         EnvActorPool(attack.evil_ids[0], n=1, catalog=attack.catalog)

@@ -4,7 +4,7 @@ import pytest
 
 from catalog.manifest import refresh_manifest
 from catalog.models import Outcome, ToolKind
-from catalog.strata import delta_band
+from catalog.bench.strata import delta_band
 
 from .conftest import REFERENCE_IDS, SQL_IDS
 

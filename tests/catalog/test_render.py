@@ -2,7 +2,7 @@
 
 import json
 
-from catalog.delta import DeltaOp
+from catalog.state.delta import DeltaOp
 from catalog.models import FailureConvention
 from catalog.render import (
     call_document,

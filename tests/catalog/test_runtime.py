@@ -421,7 +421,7 @@ class SneakyEnv(ToyEnv):
 
 
 def test_reused_snapshots_equal_full_reads_whatever_the_calls_did():
-    from catalog import _sqlstate
+    from catalog.state import _sqlstate
 
     runtime = SqlRuntime(SneakyEnv)
     runtime.reuse_snapshots = True

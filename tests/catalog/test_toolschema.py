@@ -1,9 +1,9 @@
 import datetime as dt
 from typing import Literal
 
-from catalog.jsonable import canonical_json, to_jsonable
+from catalog.state.jsonable import canonical_json, to_jsonable
 from catalog.models import ToolKind
-from catalog.toolschema import describe_tool, parse_docstring
+from catalog.tools.schema import describe_tool, parse_docstring
 
 
 def sample(self, name: str, mode: Literal["a", "b"], limit: int = 10, when: dt.date | None = None,

@@ -25,12 +25,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from catalog import codec
-from catalog.delta import DeltaOp
-from catalog.jsonable import json_equal
+from catalog.state import codec
+from catalog.state.delta import DeltaOp
+from catalog.state.jsonable import json_equal
 from constraints.extract import extract_spec
 from constraints.simulate import SpecSimulator
-from verifier.sandbox import Job, SandboxPool
+from sandbox.pool import Job, SandboxPool
 
 __all__ = ["EnvCase", "env_cases", "run_corpus", "Tally"]
 

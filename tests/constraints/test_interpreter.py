@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from catalog.delta import DeltaOp
+from catalog.state.delta import DeltaOp
 from catalog.envkit import META_TABLE
 from catalog.models import Outcome
 from catalog.runtime import ClassRuntime

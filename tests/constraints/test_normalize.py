@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from catalog.importer import import_env
+from catalog.importing.importer import import_env
 from catalog.store import Catalog, EnvHandle
 from constraints.completeness import CompletenessRun, spec_of
 from constraints.extract import extract_spec
 from constraints.normalize import class_source
 from constraints.simulate import SpecSimulator
-from verifier.executor import SandboxExecutor
-from verifier.sandbox import Job, SandboxPool
+from sandbox.calls import SandboxExecutor
+from sandbox.pool import Job, SandboxPool
 
 CONVENTIONS = Path(__file__).resolve().parents[1] / "fixtures" / "external" / "conventions"
 FIXTURES = {

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalog.jsonable import json_equal
+from catalog.state.jsonable import json_equal
 from catalog.runtime import ClassRuntime
 from constraints.completeness import completeness, spec_of
 from constraints.extract import extract_spec

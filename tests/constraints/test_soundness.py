@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from catalog import codec
-from catalog.jsonable import json_equal
+from catalog.state import codec
+from catalog.state.jsonable import json_equal
 from catalog.runtime import ClassRuntime, load_module
 from constraints.extract import extract_spec
 from constraints.simulate import SpecSimulator
-from verifier.sandbox import SandboxPool
+from sandbox.pool import SandboxPool
 
 from .adversarial import FAILURES, draw_cases, run_corpus
 

@@ -4,7 +4,7 @@ import gc
 
 import pytest
 
-from catalog.codec import TAG
+from catalog.state.codec import TAG
 from constraints.values import UnmodelledValue, decode_state
 
 GADGET = "tempfile:_TemporaryFileCloser"

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalog.bench import BenchItem, SimResult
+from catalog.bench.items import BenchItem, SimResult
 from constraints.simulate import SpecSimulator
 
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from catalog.bench import BenchItem
+from catalog.bench.items import BenchItem
 from catalog.models import Action
 from catalog.store import Catalog
 from synth.simulation import LLMSim
-from verifier.audit import run_audit
+from verifier.audit.run import run_audit
 
 CALLS = {"renew": ("renew_loan", {"loan_id": "loan-1"}),
          "hold": ("place_hold", {"member_id": "M001", "book_id": "B004"}),

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from synth.compiler import compile_env
-from synth.ontology import load_domains
+from synth.procedural.compiler import compile_env
+from synth.procedural.ontology import load_domains
 from synth.procedural.design import design
 from synth.run import RunConfig, synthesize
 

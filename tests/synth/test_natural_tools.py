@@ -11,18 +11,18 @@ from typing import Any
 
 import pytest
 
-from catalog.delta import apply_delta
+from catalog.state.delta import apply_delta
 from catalog.models import Action, Outcome
 from constraints.completeness import candidates
 from constraints.spec import Param
 from synth.assemble import plan_of
-from synth.blueprint import READS, SIZES, Blueprint
-from synth.compiler import compile_env, tool_params
-from synth.ontology import load_domains
+from synth.procedural.blueprint import READS, SIZES, Blueprint
+from synth.procedural.compiler import compile_env, tool_params
+from synth.procedural.ontology import load_domains
 from synth.procedural.design import design
 from synth.procedural.naturalness import unnatural_parameters
 from synth.procedural.states import initial_states
-from verifier.intent import PlanSimulator
+from verifier.gate.intent import PlanSimulator
 
 DOMAINS = load_domains()
 BY_ID = {d.id: d for d in DOMAINS}

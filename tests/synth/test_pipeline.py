@@ -15,8 +15,8 @@ import pytest
 
 from catalog.store import Catalog
 from synth.run import RunConfig, RunError, synthesize
-from verifier.gate import verify_env
-from verifier.sandbox import SandboxPool
+from verifier.gate.run import verify_env
+from sandbox.pool import SandboxPool
 
 ROOT = Path(__file__).resolve().parents[2]
 

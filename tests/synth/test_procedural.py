@@ -8,17 +8,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog.delta import DeltaOp, apply_delta
+from catalog.state.delta import DeltaOp, apply_delta
 from catalog.plan import Plan
 from constraints.extract import extract_spec
 from synth.assemble import entry_of, plan_of
-from synth.blueprint import Blueprint
-from synth.compiler import compile_env
-from synth.ontology import SECTORS, load_domains, parse_field
+from synth.procedural.blueprint import Blueprint
+from synth.procedural.compiler import compile_env
+from synth.procedural.ontology import SECTORS, load_domains, parse_field
 from synth.procedural.design import design
 from synth.procedural.states import initial_states
 from synth.procedural.tasks import make_tasks
-from verifier.intent import static_mismatches
+from verifier.gate.intent import static_mismatches
 
 DOMAINS = load_domains()
 
@@ -81,7 +81,7 @@ def test_tasks_are_unsolved_initially_and_solved_by_the_plans_prediction(domain,
     bp = design(domain, seed)
     plan, _ = plan_of(bp)
     states = initial_states(bp)
-    from verifier.intent import PlanSimulator
+    from verifier.gate.intent import PlanSimulator
 
     simulator = PlanSimulator(Plan.model_validate(plan.model_dump()))
     for task in make_tasks(bp, plan, states):
@@ -124,7 +124,7 @@ def test_delta_ops_from_plan_apply_cleanly():
     plan, _ = plan_of(bp)
     states = initial_states(bp)
     for task in make_tasks(bp, plan, states):
-        from verifier.intent import PlanSimulator
+        from verifier.gate.intent import PlanSimulator
 
         prediction = PlanSimulator(plan).predict(states[task.state], task.solution[0])
         assert all(isinstance(op, DeltaOp) for op in prediction.delta)

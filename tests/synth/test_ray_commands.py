@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import cli
-from catalog.envsimbench import read_jsonl
+from catalog.bench.envsimbench import read_jsonl
 from catalog.store import Catalog
 from synth.llm import LLMClient, ModelSpec
 from synth.rollout import (
@@ -30,8 +30,8 @@ from synth.rollout import (
 from synth.simulation import make_simulator, recipe_for
 from tests.llm_server import Reply
 from tests.synth._ray_units import CannotBuild, DiesOnce
-from verifier.audit import RESULTS_FILE, AuditAborted, run_audit
-from verifier.executors import ExecutorSpec
+from verifier.audit.run import RESULTS_FILE, AuditAborted, run_audit
+from executors import ExecutorSpec
 
 RAY = ExecutorSpec("ray")
 TIMINGS = {"latency_s", "seconds_per_sample", "wall_seconds", "wall_seconds_per_sample", "sessions", "plots"}

@@ -9,15 +9,15 @@ import pytest
 
 from catalog.plan import Invariant
 from synth.assemble import plan_of
-from synth.blueprint import Blueprint, EntitySpec, FieldSpec
-from synth.ontology import load_domains
+from synth.procedural.blueprint import Blueprint, EntitySpec, FieldSpec
+from synth.procedural.ontology import load_domains
 from synth.procedural.design import design
 from synth.procedural.states import initial_states
 from synth.procedural.tasks import make_tasks
 from synth.realism import env_realism, realism_totals
 from synth.report import build_report, render_markdown
-from verifier.intent import PlanSimulator
-from verifier.invariants import violations
+from verifier.gate.intent import PlanSimulator
+from verifier.gate.invariants import violations
 
 DOMAINS = load_domains()
 CLOCK = {"env_meta": {"clock": {"key": "clock", "value": "2026-03-02T10:00:00+00:00"}}}
@@ -138,7 +138,7 @@ def test_tasks_are_multi_step_checked_on_the_final_state_and_refusals_are_confir
 
 
 def _apply(state, prediction):
-    from catalog.delta import apply_delta
+    from catalog.state.delta import apply_delta
 
     return apply_delta(state, prediction.delta)
 

@@ -1,7 +1,7 @@
 """Rollouts end to end: the reference agent, verified simulated rollouts, and a model agent over real HTTP.
 
 The model agent runs the real `openai` client against tests/llm_server.py's scripted server;
-envs are the shipped reference envs (in-process) through the real gym API (verifier.serving).
+envs are the shipped reference envs (in-process) through the real gym API (serving).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from catalog.bench import BenchItem, SimResult
+from catalog.bench.items import BenchItem, SimResult
 from catalog.store import Catalog
 from constraints.simulate import SpecSimulator
 from synth.rollout import (
@@ -258,7 +258,7 @@ def test_bad_rollout_input_is_one_line(tmp_path: Path) -> None:
 def test_an_llm_simulator_over_http_is_verified_step_by_step(tmp_path: Path, llm_server) -> None:
     """A model simulator (plain prompt, real HTTP) right on the first call and wrong on the second."""
     from synth.simulation import LLMSim
-    from verifier.serving import make
+    from serving import make
 
     catalog = Catalog(tmp_path / "c")
     (unit,) = plan_units(catalog, ["library"], "library-return-and-lost")[0]
@@ -286,7 +286,7 @@ def test_reference_agent_on_refusal_tasks(tmp_path: Path, solution: list[dict[st
     """Policy forbids the request (M003 owes a fine): the gold trajectory changes nothing and ends with a message."""
     from catalog.tasks import Task
     from synth.rollout import EnvSteps, ReferenceAgent, Unit, run_episode
-    from verifier.serving import make
+    from serving import make
 
     task = Task(id="refuse-borrow", instruction="Alan Turing (M003) wants to borrow The Selfish Gene right now.",
                 state="default", check="def check(initial, final):\n    return final == initial\n",

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from synth.run import RunConfig, synthesize
-from verifier.executors import ExecutorSpec
+from executors import ExecutorSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 N, SEED, SIZE = 10, 5, "small"

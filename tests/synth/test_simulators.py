@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from catalog.bench import BenchItem, SimResult
+from catalog.bench.items import BenchItem, SimResult
 from catalog.models import Action, Strata
 from catalog.store import Catalog
 from constraints.simulate import SpecSimulator, item_spec
@@ -20,7 +20,7 @@ from synth.simulation import (
     resolve_dotted,
 )
 from tests.llm_server import Reply
-from verifier.metrics import feedback_match, strict_config_match
+from verifier.audit.metrics import feedback_match, strict_config_match
 
 _ENVS: dict[str, object] = {}
 

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from sqlmodel import Field
 
-from catalog.bench import BenchItem, SimResult
+from catalog.bench.items import BenchItem, SimResult
 from catalog.envkit import Env, fail, ok, table_base, tool
 from catalog.models import Action
 from catalog.runtime import SqlRuntime
 from catalog.store import Catalog
-from catalog.strata import rung_of_strata
-from verifier.audit import (
+from catalog.bench.strata import rung_of_strata
+from verifier.audit.run import (
     RECORD_KEYS,
     RESULTS_FILE,
     AuditAborted,

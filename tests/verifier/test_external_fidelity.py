@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
-from catalog import codec
-from catalog.importer import import_env
+from catalog.state import codec
+from catalog.importing.importer import import_env
 from catalog.models import Outcome
 from catalog.store import Catalog
-from verifier.loadcheck import sandbox_load_check
+from sandbox.loadcheck import sandbox_load_check
 from verifier.replay import replay
-from verifier.sandbox import SandboxPool
+from sandbox.pool import SandboxPool
 
 CONVENTIONS = Path(__file__).resolve().parents[1] / "fixtures" / "external" / "conventions"
 

@@ -2,8 +2,8 @@
 
 from hypothesis import given
 
-from catalog.delta import diff
-from verifier.metrics import (
+from catalog.state.delta import diff
+from verifier.audit.metrics import (
     envsimbench_config_match,
     feedback_match,
     op_scores,

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from catalog.importer import import_class_env
+from catalog.importing.importer import import_class_env
 from catalog.models import FailureConvention
 from catalog.runtime import load_module
 from catalog.store import Catalog
-from verifier.gate import verify_env
-from verifier.globalstate import EnvGlobals, changed, fingerprint
-from verifier.sandbox import SandboxPool
+from verifier.gate.run import verify_env
+from sandbox.globalstate import EnvGlobals, changed, fingerprint
+from sandbox.pool import SandboxPool
 
 QUIRKS = Path(__file__).resolve().parents[1] / "fixtures" / "external" / "quirks"
 FIXTURES = {"clean_pantry": ("pantry.json", ["Error:"]), "wall_clock": ("stock.json", []),
@@ -121,7 +121,7 @@ def test_undeclared_error_strings_are_reported(tmp_path, pool):
     manifest = handle.manifest.model_copy(update={"strict_args": False, "failure": FailureConvention()})
     (handle.path / "env.json").write_text(json.dumps(manifest.model_dump(mode="json"), indent=1), encoding="utf-8")
     from constraints.completeness import spec_of
-    from verifier.properties import PropertySuite
+    from verifier.gate.properties import PropertySuite
 
     suite = PropertySuite(catalog.get("pantry"), spec_of(catalog.get("pantry")), pool, examples=30)
     check = suite.errors_signalled_as_failures()

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from catalog.calls import Call, CallFileError, parse_calls, read_calls
-from catalog.codec import encode
-from catalog.importer import import_class_env
+from catalog.state.codec import encode
+from catalog.importing.importer import import_class_env
 from catalog.store import Catalog, CatalogError, EnvHandle
-from verifier.loadcheck import sandbox_load_check
+from sandbox.loadcheck import sandbox_load_check
 from verifier.replay import ReplayError, replay
 
 # A help-desk env in the EnvScaler style (state in attributes, error dicts and error strings, a

@@ -9,17 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog.bench import BenchItem, item_id
-from catalog.delta import DeltaOp, apply_delta, diff
-from catalog.envsimbench import from_envsimbench, read_jsonl, to_envsimbench, write_jsonl
-from catalog.jsonable import json_equal
+from catalog.bench.items import BenchItem, item_id
+from catalog.state.delta import DeltaOp, apply_delta, diff
+from catalog.bench.envsimbench import from_envsimbench, read_jsonl, to_envsimbench, write_jsonl
+from catalog.state.jsonable import json_equal
 from catalog.models import EnvManifest
 from catalog.store import Catalog, CatalogError
-from catalog.strata import RUNG_NAMES
+from catalog.bench.strata import RUNG_NAMES
 from constraints.spec import ConstraintSpec
 from synth.run import RunConfig, synthesize
-from verifier.compositions import BUCKETS, ENVSIMBENCH_COUNTS, Composition, CompositionError
-from verifier.samples import (
+from verifier.samples.compositions import BUCKETS, ENVSIMBENCH_COUNTS, Composition, CompositionError
+from verifier.samples.export import (
     _extract_all,
     _sample_bucket,
     _worker_environment,
@@ -27,7 +27,7 @@ from verifier.samples import (
     export_samples,
     render_export_report,
 )
-from verifier.sandbox import Job, SandboxPool
+from sandbox.pool import Job, SandboxPool
 
 from ..conftest import REFERENCE_IDS
 
@@ -193,7 +193,7 @@ def test_the_spec_worker_answers_from_outside_the_repository(tmp_path):
     source = "class Shelf:\n    def __init__(self, init_config: dict):\n        self.items = {}\n\n" \
              "    def count(self) -> dict:\n        \"\"\"Count the items.\"\"\"\n        return {'n': len(self.items)}\n"
     line = json.dumps([source, "class", "Shelf", [], "class", None]) + "\n"
-    out = subprocess.run([sys.executable, "-m", "verifier._spec_worker"], input=line, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "verifier.samples._spec_worker"], input=line, capture_output=True, text=True,
                          cwd=tmp_path, env=_worker_environment(), timeout=120)
     assert out.returncode == 0, out.stderr
     assert set(ConstraintSpec.from_dict(json.loads(out.stdout)).tools) == {"count"}
@@ -252,7 +252,7 @@ def test_envsimbench_mix_from_a_small_synthesized_catalog(tmp_path):
 
 # --- failures of an audit ----------------------------------------------------------------------------
 def test_export_failures_returns_what_the_simulator_got_wrong(tmp_path, exported):
-    from verifier.audit import RECORD_KEYS
+    from verifier.audit.run import RECORD_KEYS
 
     items = exported.items[:5]
     defaults = dict.fromkeys(RECORD_KEYS) | {"abstained": False}  # full audit records, as audit-sim writes them

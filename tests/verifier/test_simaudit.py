@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 import cli
-from catalog.bench import BenchItem, SimResult
+from catalog.bench.items import BenchItem, SimResult
 from catalog.store import Catalog
 from constraints.completeness import spec_of
 from constraints.simulate import SpecSimulator
 from tests.llm_server import ScriptedServer
-from verifier.metrics import parse_observation
+from verifier.audit.metrics import parse_observation
 from verifier.simaudit import PROPERTIES, Budget, PropertyAudit, load_counterexamples, run_property_audit
 from verifier.simaudit.cases import fk_closed
 
@@ -182,7 +182,7 @@ def test_shrinking_stops_at_the_budget_and_says_so(tmp_path: Path) -> None:
 
 
 def test_another_simulator_is_refused_in_the_folder(tmp_path: Path) -> None:
-    from verifier.audit import AuditError
+    from verifier.audit.run import AuditError
 
     _audit(tmp_path, SpecSimulator(), "feedback_match", examples=2)
     with pytest.raises(AuditError, match="holds the property audit of spec"):

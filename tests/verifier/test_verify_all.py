@@ -9,8 +9,8 @@ from pathlib import Path
 
 from catalog.store import REFERENCE_DIR, Catalog
 from tests.test_cli import run
-from verifier.executors import ExecutorSpec
-from verifier.gate import verify_envs
+from executors import ExecutorSpec
+from verifier.gate.run import verify_envs
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from catalog.bench import BenchItem, SimResult, Simulator
-from catalog.jsonable import to_jsonable
+from catalog.bench.items import BenchItem, SimResult, Simulator
+from catalog.state.jsonable import to_jsonable
 
 __all__ = ["ANSWERS_FILE", "AnswerBook", "Budget"]
 

@@ -5,13 +5,13 @@ whose foreign keys would dangle are dropped with it, so the state still satisfie
 then moved by a prefix of real calls executed in the sandbox. The action is drawn from the state
 the prefix reached: typed, boundary and spec-guided arguments (ids of the collection a parameter
 names, values seen in the state), the same generators the env property suite uses
-(verifier/typed_values.py, constraints.completeness.CandidateCache).
+(verifier/gate/typed_values.py, constraints.completeness.CandidateCache).
 
 Why this shape: every draw shrinks toward a smaller input. Dropping a record, an empty prefix,
 the first tool, the first id of the state, leaving an optional argument out: so a violation
 found on a large state comes back with the one record and the one argument that show it.
 
-Env code runs only in the sandbox (verifier.sandbox); executions are cached by (state, actions),
+Env code runs only in the sandbox (sandbox.pool); executions are cached by (state, actions),
 so hypothesis replaying or shrinking an input never runs it twice.
 """
 
@@ -23,15 +23,15 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from catalog.bench import BenchItem, item_id
-from catalog.jsonable import canonical_json
+from catalog.bench.items import BenchItem, item_id
+from catalog.state.jsonable import canonical_json
 from catalog.models import Action, Outcome, Strata
 from catalog.store import EnvHandle
 from constraints.completeness import CandidateCache
 from constraints.spec import ConstraintSpec
-from verifier.samples import env_doc
-from verifier.sandbox import CallResult, Job, JobResult, SandboxPool
-from verifier.typed_values import boundary, from_state, param_form, state_keys
+from verifier.samples.export import env_doc
+from sandbox.pool import CallResult, Job, JobResult, SandboxPool
+from verifier.gate.typed_values import boundary, from_state, param_form, state_keys
 
 __all__ = ["Case", "CaseSource", "MAX_PREFIX", "fk_closed"]
 

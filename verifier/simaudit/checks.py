@@ -20,15 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from catalog.bench import SimResult
-from catalog.delta import DeltaConflict, DeltaOp, apply_delta
-from catalog.jsonable import canonical_json
+from catalog.bench.items import SimResult
+from catalog.state.delta import DeltaConflict, DeltaOp, apply_delta
+from catalog.state.jsonable import canonical_json
 from catalog.models import Action, Outcome
 from constraints.extract import template_regex
 from constraints.spec import ConstraintSpec, ToolSpec
-from verifier import properties
-from verifier.metrics import DeltaFormatError, feedback_match, parse_delta, parse_observation, strict_config_match
-from verifier.properties import write_allowed
+from verifier.gate import properties
+from verifier.audit.metrics import DeltaFormatError, feedback_match, parse_delta, parse_observation, strict_config_match
+from verifier.gate.properties import write_allowed
 from verifier.simaudit.cases import Case
 
 __all__ = ["PROPERTIES", "Judged", "SimProperty", "Verdict", "simulator_property"]
@@ -228,7 +228,7 @@ def _parses(parse: Callable[[str], Any], text: str) -> bool:
 def schema_problem(spec: ConstraintSpec, state: dict[str, Any], changed: list[DeltaOp] | None = None) -> str | None:
     """The first schema constraint `state` breaks, or None.
 
-    Column types of the changed records first, then non-null, unique and foreign keys (verifier.properties'
+    Column types of the changed records first, then non-null, unique and foreign keys (verifier.gate.properties'
     check).
     """
     for op in changed or []:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from catalog.bench import BenchItem
+from catalog.bench.items import BenchItem
 from verifier.simaudit.settings import COUNTEREXAMPLES_FILE
 
 __all__ = ["is_property_audit", "load_counterexamples"]

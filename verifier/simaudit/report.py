@@ -15,8 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from catalog.bench import Simulator
-from catalog.strata import DELTA_BANDS
+from catalog.bench.items import Simulator
+from catalog.bench.strata import DELTA_BANDS
 from verifier.simaudit.answers import AnswerBook
 from verifier.simaudit.checks import PROPERTIES
 

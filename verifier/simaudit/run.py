@@ -18,12 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from catalog.bench import Simulator
+from catalog.bench.items import Simulator
 from catalog.store import Catalog
 from constraints.completeness import spec_of
 from constraints.extract import ExtractionError
-from verifier.audit import AuditError
-from verifier.sandbox import DEFAULT_TIMEOUT, SandboxPool
+from verifier.audit.run import AuditError
+from sandbox.pool import DEFAULT_TIMEOUT, SandboxPool
 from verifier.simaudit.answers import AnswerBook
 from verifier.simaudit.cases import CaseSource
 from verifier.simaudit.checks import PROPERTIES

@@ -22,9 +22,9 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
-from catalog.bench import SimResult
+from catalog.bench.items import SimResult
 from catalog.models import Action, Outcome
-from catalog.strata import delta_band
+from catalog.bench.strata import delta_band
 from constraints.spec import ConstraintSpec
 from verifier.simaudit.answers import AnswerBook
 from verifier.simaudit.cases import Case, CaseSource

@@ -1,0 +1,153 @@
+"""The state of class-based envs: instance attributes, encoded losslessly, and their deltas.
+
+State is the env instance's attributes: public ones (no leading `_`) are the state samples and
+simulators see; private ones (`_random`, a cache, a current directory) are hidden state, kept
+apart but tracked the same way. Callables and envforge's own `_envforge_*` attributes are not
+state. Both parts are encoded in one pass (catalog/state/codec.py), public first, so a hidden
+attribute that points into public state (a current directory inside the tree) is a reference
+and the public part alone stays self-contained.
+
+Deltas compare the encoding after a call with the one kept from before it (as JSON text per
+attribute, so unchanged attributes cost one comparison of text). That sees every
+change the code can make (set mutations, attribute writes on nested objects, pydantic models,
+containers the env swapped for its own) without touching the env's values: the code runs on
+exactly the dicts, lists and objects it built, so `type(x) is dict` holds as it does outside
+envforge. It costs one encoding of the state per call, measured in bench/class_state.py.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from catalog.state import codec
+from catalog.state.delta import MISSING, DeltaOp, diff_at
+
+__all__ = ["OWN_PREFIX", "ENV_ALIAS", "Encoded", "state_attributes", "encode_state", "state_delta", "env_type_names"]
+
+OWN_PREFIX = "_envforge_"
+ENV_ALIAS = "env"
+
+
+def state_attributes(instance: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The instance's public and hidden state attributes, in the order the instance set them."""
+    public: dict[str, Any] = {}
+    hidden: dict[str, Any] = {}
+    for name, value in vars(instance).items():
+        if callable(value) and not _data_with_call(value):
+            continue
+        if name.startswith(OWN_PREFIX) or (name.startswith("__") and name.endswith("__")):
+            continue
+        (hidden if name.startswith("_") else public)[name] = value
+    return public, hidden
+
+
+def _data_with_call(value: Any) -> bool:
+    """Instances of data classes that happen to define __call__ are still data."""
+    return not inspect.isroutine(value) and not isinstance(value, type) and hasattr(value, "__dict__") \
+        and type(value).__module__ not in ("builtins", "functools")
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One encoding of an instance: public and hidden state, each attribute's JSON text (the
+    baseline the next call is compared with: text cannot be changed by whoever holds the
+    structures), and the hidden attributes left out for having no encoding.
+    """
+
+    public: dict[str, Any]
+    hidden: dict[str, Any]
+    texts: dict[str, str] = field(default_factory=dict)
+    opaque: tuple[str, ...] = field(default=())
+
+    def state(self, hidden: bool = False) -> dict[str, Any]:
+        """A fresh copy of the public state (with `hidden`, the hidden attributes after it)."""
+        names = [*self.public, *self.hidden] if hidden else list(self.public)
+        return {name: json.loads(self.texts[name]) for name in names}
+
+
+def encode_state(instance: Any, types: codec.TypeNames) -> Encoded:
+    """Encode an instance's state; raises UnencodableValue if a public attribute has no encoding.
+
+    A hidden attribute without an encoding (a lock, an open file) is left out and named in
+    `opaque`, since envforge cannot restore it either way.
+    """
+    public_values, hidden_values = state_attributes(instance)
+    encoder = codec.Encoder(types)
+    public = {name: encoder.encode(value, (name,)) for name, value in public_values.items()}
+    hidden: dict[str, Any] = {}
+    opaque: list[str] = []
+    for name, value in hidden_values.items():
+        known = len(encoder.places)
+        try:
+            hidden[name] = encoder.encode(value, (name,))
+        except codec.UnencodableValue:
+            for key in list(encoder.places)[known:]:  # places inside what was left out
+                del encoder.places[key]
+            opaque.append(name)
+    texts = {name: json.dumps(value, ensure_ascii=False) for name, value in (*public.items(), *hidden.items())}
+    return Encoded(public, hidden, texts, tuple(opaque))
+
+
+def state_delta(before: Encoded, after: Encoded) -> tuple[list[DeltaOp], list[DeltaOp]]:
+    """The public and the hidden delta between two encodings of the same instance.
+
+    Attributes whose text is unchanged are skipped; the others are diffed from their texts.
+    """
+    public: list[DeltaOp] = []
+    hidden: list[DeltaOp] = []
+    for name in sorted(before.texts.keys() | after.texts.keys()):
+        old, new = before.texts.get(name), after.texts.get(name)
+        if old == new:
+            continue
+        ops = diff_at((name,), MISSING if old is None else json.loads(old), MISSING if new is None else json.loads(new))
+        (hidden if name.startswith("_") else public).extend(ops)
+    return public, hidden
+
+
+def env_type_names(env_class: type) -> codec.TypeNames:
+    """Stable class names for an env: its module is `env`, sibling modules keep their names.
+
+    The env module is loaded under a name that depends on where it lives (a hash of its path,
+    `sandboxed_env` in the sandbox), and its sibling modules leave `sys.modules` after loading,
+    so the env's classes are found up front by walking what its module can reach. They are the
+    only classes besides the codec's value types that a decoded state may hold.
+    """
+    aliases = {env_class.__module__: ENV_ALIAS}
+    module = sys.modules.get(env_class.__module__)
+    start = vars(module) if module is not None else {env_class.__name__: env_class}
+    return codec.TypeNames(aliases, _local_classes(start, env_class.__module__))
+
+
+def _local_classes(namespace: dict[str, Any], env_module: str) -> Iterator[type]:
+    """Classes of the env module and of modules only it holds (its siblings), with nested classes."""
+    seen_spaces: set[int] = set()
+    seen_classes: set[int] = set()
+    spaces = [namespace]
+    while spaces:
+        space = spaces.pop()
+        if id(space) in seen_spaces:
+            continue
+        seen_spaces.add(id(space))
+        for value in list(space.values()):
+            if isinstance(value, ModuleType):
+                if _is_local(value.__name__, env_module):
+                    spaces.append(vars(value))
+            elif isinstance(value, type) and id(value) not in seen_classes and _is_local(value.__module__, env_module):
+                seen_classes.add(id(value))
+                yield value
+                spaces.append(dict(vars(value)))
+                for member in vars(value).values():
+                    function = getattr(member, "__func__", member)
+                    if inspect.isfunction(function):
+                        spaces.append(function.__globals__)
+
+
+def _is_local(module_name: str, env_module: str) -> bool:
+    """The env's own module, or one that is not importable by name (a sibling dropped after loading)."""
+    return module_name == env_module or module_name not in sys.modules

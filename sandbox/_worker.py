@@ -1,0 +1,407 @@
+"""Inside the sandbox: the fork server (zygote) and the workers it forks, one per env version.
+
+sandbox.pool starts the zygote in the OS sandbox (sandbox/isolation.py) as
+`python -I -c BOOT PROJECT_ROOT CONFIG_JSON`. It imports everything a worker needs once, so a
+new worker costs a fork, not an interpreter start. Each forked worker, before any env code
+exists in it: takes a private tmpfs scratch in a mount namespace of its own, writes its env's
+files there read-only, drops every capability, loads the seccomp filter (sandbox/_seccomp.py),
+drops modules env code has no business with from `sys.modules`, sets rlimits and arms the audit
+hook (sandbox/_guard.py) for its whole life. Then it reads jobs (frames on its channel) and
+answers each with frames tagged with the job's number: `ready`, one per call, an optional
+`task`, and `done`. After each job it looks for leftovers that could change later answers
+(threads, pending alarms or timers, new signal handlers, the module path, the decimal context)
+and asks to be recycled if it finds one. Env code can patch that check, so the supervisor also
+asks the zygote, which sees the worker's /proc from outside (`outside_leftovers`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import site
+import sys
+from pathlib import Path
+from typing import Any
+
+# Modules env code may not get from the module cache: they give processes, sockets or native calls.
+PRUNED = ("subprocess", "_posixsubprocess", "socket", "_socket", "ctypes", "_ctypes", "pyseccomp", "multiprocessing",
+          "_multiprocessing", "pty", "ssl", "_ssl", "asyncio", "select", "selectors", "http", "urllib", "ftplib",
+          "smtplib", "webbrowser", "mmap", "fcntl", "termios", "resource", "_thread")
+NATIVE = ("sandbox._mounts", "pyseccomp", "ctypes.util", "ctypes._endian", "ctypes")
+STALE = "stale: this worker holds no session state"
+VIOLATION_STATUS = 86  # exit status of a worker that the audit hook stopped (sandbox.isolation re-exports it)
+ZYGOTE_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from sandbox._worker import zygote_main; " \
+    "zygote_main(sys.argv[2])"
+PRELOADED = ("_strptime", "encodings.idna", "sqlalchemy.dialects.sqlite.pysqlite", "catalog.tasks")
+
+
+def _limit(memory_mb: int) -> None:
+    for limit, value in ((resource.RLIMIT_AS, memory_mb * 2**20), (resource.RLIMIT_FSIZE, 16 * 2**20),
+                         (resource.RLIMIT_CPU, 3600), (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(limit, (value, value))
+
+
+_SIGNALS = tuple(s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP))
+
+
+def _process_state() -> dict[str, Any]:
+    """What env code could change for later jobs outside its own state.
+
+    Signal handlers, the module search path and the decimal context (its flags excepted: arithmetic sets them).
+    """
+    import decimal
+
+    context = decimal.getcontext()
+    return {"signals": tuple(map(signal.getsignal, _SIGNALS)),
+            "sys.path": list(sys.path),
+            "decimal context": (context.prec, context.rounding, context.Emin, context.Emax, context.capitals,
+                                context.clamp, tuple(t for t, on in context.traps.items() if on))}
+
+
+def _leftovers(baseline: dict[str, Any]) -> str | None:
+    """Why this worker must not serve another job, if anything the env started outlives the job."""
+    threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+    if threads > 1:
+        return f"{threads - 1} thread(s) left running"
+    if signal.alarm(0) or any(signal.getitimer(t)[0] for t in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL,
+                                                                 signal.ITIMER_PROF)):
+        return "a timer left pending"
+    now = _process_state()
+    changed = [key for key in baseline if now[key] != baseline[key]]
+    return f"{changed[0]} changed" if changed else None
+
+
+def _signal_masks(pid: int | str) -> tuple[str, ...]:
+    """The signals a process ignores and catches (/proc/<pid>/status); its handlers, as the kernel sees them."""
+    with open(f"/proc/{pid}/status") as status:
+        return tuple(line.split()[1] for line in status if line.startswith(("SigIgn:", "SigCgt:")))
+
+
+def outside_leftovers(pid: int, masks: tuple[str, ...]) -> str | None:
+    """Why a worker must be retired, seen by its parent in /proc: threads, or signal handlers it installed.
+
+    Read by the fork server, not the worker: env code can patch anything in its own process (os.listdir,
+    this module), nothing in its parent. `masks` are the worker's at fork (the zygote's own).
+    Timers (alarm, setitimer) are not in /proc: the worker's own check still reports those.
+    """
+    try:
+        threads = len(os.listdir(f"/proc/{pid}/task"))
+        now = _signal_masks(pid)
+    except OSError:
+        return "the worker is gone"
+    if threads > 1:
+        return f"{threads - 1} thread(s) left running"
+    return "signal handlers changed" if now != masks else None
+
+
+def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Evaluate a task's check on its initial state, and after its reference solution if any.
+
+    Given the `initial` state a session started from (serving/), it judges the worker's
+    current state instead: `final` is `check(initial, current)`.
+    """
+    from catalog.tasks import Task
+
+    parsed = Task.model_validate(task)
+    out: dict[str, Any] = {"task": parsed.id, "initial": None, "final": None, "error": None, "solution_failed": None}
+    if initial is not None:
+        try:
+            out["final"] = parsed.evaluate(initial, runtime.snapshot())
+        except Exception as exc:
+            out["error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    initial = runtime.snapshot()
+    try:
+        out["initial"] = parsed.evaluate(initial, initial)
+        if parsed.solution:
+            for action in parsed.solution:
+                result = runtime.call(action)
+                if result.outcome.value != "success":
+                    out["solution_failed"] = {"action": action.model_dump(), "observation": result.observation}
+                    break
+            out["final"] = parsed.evaluate(initial, runtime.snapshot())
+    except Exception as exc:
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
+class _Channel:
+    """Frames out, tagged with the current job's number; a frame above the cap becomes an event."""
+
+    def __init__(self, fd: int, cap: int) -> None:
+        from sandbox.frames import encode
+
+        self.fd, self.cap, self.job, self._encode = fd, cap, 0, encode
+
+    def send(self, message: dict[str, Any]) -> bool:
+        """Send one frame; False (and an `output_too_large` frame instead) if it is over the cap."""
+        frame = self._encode({**message, "job": self.job})
+        if len(frame) > self.cap:
+            frame = self._encode({"event": "output_too_large", "bytes": len(frame), "job": self.job})
+            self._write(frame)
+            return False
+        self._write(frame)
+        return True
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+
+def zygote_main(config_json: str) -> None:
+    """The fork server: import everything once, then fork one worker per env on request.
+
+    Its control socket (a SOCK_SEQPACKET on fd 0) carries JSON requests `{"op": "spawn", "id",
+    "memory_mb", "scratch_mb"}` with the worker's end of its channel attached (SCM_RIGHTS), and
+    `{"op": "kill", "id"}` and `{"op": "leftovers", "id"}`; it answers `{"spawned": id}`,
+    `{"exited": id, "status": s}` (a negative status is a signal) and `{"leftovers": id, "reason": r}`
+    (`outside_leftovers`). The zygote runs only envforge's code: env code exists only in
+    the forked workers, after they have locked themselves down.
+    """
+    import importlib
+    import select
+    import socket
+
+    config = json.loads(config_json)
+    for folder in config.get("sites", []):
+        if folder not in sys.path:
+            site.addsitedir(folder)
+    sys.dont_write_bytecode = True
+    control = socket.socket(fileno=os.dup(0))
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)  # env code that prints or reads stdin cannot touch a protocol
+    import catalog.runtime  # noqa: F401 - what every worker needs, imported once here
+    import sandbox._guard  # noqa: F401
+    import sandbox._mounts as mounts
+    import sandbox._seccomp  # noqa: F401
+    import sandbox.frames  # noqa: F401
+    import sandbox.globalstate  # noqa: F401
+    from sandbox.allowlist import ALLOWED_IMPORTS
+
+    for name in (*ALLOWED_IMPORTS, *PRELOADED, "pyseccomp"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    mounts.set_dumpable(False)  # inherited by the workers: no sibling can open another's memory
+    masks = _signal_masks("self")  # what every forked worker starts with
+    children: dict[str, int] = {}
+    while True:
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            for key, child in list(children.items()):
+                if child == pid:
+                    del children[key]
+                    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+                    control.send(json.dumps({"exited": key, "status": code}).encode())
+        if not select.select([control], [], [], 0.05)[0]:
+            continue
+        message, fds, _, _ = socket.recv_fds(control, 65536, 1)
+        if not message:
+            return  # the supervisor is gone
+        request = json.loads(message)
+        if request.get("op") == "kill" and request.get("id") in children:
+            try:
+                os.kill(children[request["id"]], signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        elif request.get("op") == "leftovers":
+            target = children.get(request.get("id"))
+            reason = "the worker is gone" if target is None else outside_leftovers(target, masks)
+            control.send(json.dumps({"leftovers": request.get("id"), "reason": reason}).encode())
+        elif request.get("op") == "spawn" and fds:
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    control.close()
+                    _child(fds[0], request, config)
+                finally:
+                    os._exit(3)
+            os.close(fds[0])
+            children[request["id"]] = pid
+            control.send(json.dumps({"spawned": request["id"]}).encode())
+        else:
+            for fd in fds:
+                os.close(fd)
+
+
+def _write_files(root: Path, files: dict[str, str]) -> None:
+    """Write the env's files (base64) under `root`, refusing paths that leave it."""
+    import base64
+
+    for relative, data in files.items():
+        target = (root / relative).resolve()
+        if not target.is_relative_to(root.resolve()):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(base64.b64decode(data))
+
+
+def _child(channel_fd: int, request: dict[str, Any], config: dict[str, Any]) -> None:
+    """A forked worker: private scratch, its env's files (read-only), no capabilities, then serve."""
+    import sandbox._mounts as mounts
+    from sandbox.frames import MAX_FRAME, read_frame_blocking
+
+    os.setsid()
+    os.dup2(channel_fd, 3)
+    os.closerange(4, 1 << 16)  # nothing the zygote held (other workers' channels) stays open here
+    scratch = config["scratch"]
+    if config.get("private_mounts"):
+        mounts.private_scratch(scratch, int(request.get("scratch_mb", 64)))
+        # bwrap's init (pid 1) is dumpable: through /proc/1/root every worker could reach the
+        # sandbox's own writable /scratch (under each private one), a place siblings would share.
+        mounts.hide("/proc/1")
+    else:  # no OS sandbox: a folder of the zygote's host scratch
+        scratch = os.path.join(scratch, str(request["id"]))
+        os.makedirs(scratch, exist_ok=True)
+    env_dir = Path(scratch) / "env"
+    first = read_frame_blocking(3, MAX_FRAME)
+    if first is None:
+        return
+    _write_files(env_dir, dict(first.get("files") or {}))
+    if config.get("private_mounts"):
+        mounts.bind_read_only(str(env_dir))
+        mounts.drop_capabilities()
+    work = Path(scratch) / "work"
+    work.mkdir(exist_ok=True)
+    os.chdir(work)
+    allow = [str(m) for m in first.get("allow_modules") or [] if isinstance(m, str)]
+    serve(3, str(scratch), env_dir, int(request.get("memory_mb", 1024)), allow)
+
+
+def _import_allowed(names: list[str]) -> str | None:
+    """Import the env's allowed third-party modules (before the audit hook); the first failure, if any.
+
+    What they import in turn is in the module cache afterwards, so the hook allows it too; the
+    process-, socket- and native-call modules stay pruned from the cache even then.
+    """
+    import importlib
+
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except BaseException as exc:  # an installed package that cannot load here: the env's jobs say so
+            return f"crash: allowed module {name} cannot be imported in the sandbox: {type(exc).__name__}: {exc}"
+    return None
+
+
+def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: list[str] = ()) -> None:  # type: ignore[assignment]
+    """Lock this process down for good (seccomp, rlimits, audit hook), then answer jobs for one env.
+
+    `allow_modules` are installed third-party modules this env may import (its manifest's
+    `allow_modules`): imported here before the hook is armed, and allowed for this worker only.
+    """
+    from catalog.models import Outcome
+    from catalog.runtime import load_module, local_module_names, runtime_for
+    from sandbox._guard import make_hook
+    from sandbox._seccomp import load_filter
+    from sandbox.allowlist import ALLOWED_IMPORTS, check_imports
+    from sandbox.frames import MAX_FRAME, FrameError, read_frame_blocking
+    from sandbox.globalstate import EnvGlobals, changed, fingerprint
+
+    protocol_in = protocol_out = fd
+    _limit(memory_mb)  # before the filter, which refuses setrlimit
+    load_filter(os.getpid())
+    channel = _Channel(protocol_out, MAX_FRAME)
+    problems = check_imports(env_dir, allow_modules)
+    local = local_module_names(env_dir)
+    for name in NATIVE:  # the ctypes handles the worker used on itself: gone, not just hidden
+        module = sys.modules.get(name)
+        if module is not None:
+            for key in [k for k in vars(module) if not k.startswith("__")]:
+                delattr(module, key)
+    for name in [m for m in sys.modules if m.split(".")[0] in PRUNED or m in NATIVE]:
+        del sys.modules[name]
+    unloadable = _import_allowed(list(allow_modules))
+    for name in [m for m in sys.modules if m.split(".")[0] in PRUNED or m in NATIVE]:
+        del sys.modules[name]  # brought back by an allowed module: it keeps its reference, env code gets none
+    allowed = (set(ALLOWED_IMPORTS) | set(allow_modules) | {m.split(".")[0] for m in sys.modules} | local) - \
+        set(PRUNED)
+    roots = [p for p in sys.path if p and os.path.isdir(p)]
+    baseline = _process_state()
+    sys.addaudithook(make_hook(scratch, allowed, roots, protocol_out, VIOLATION_STATUS))
+
+    runtime: Any = None
+    env_globals: Any = None
+    has_state = False
+    states: dict[str, Any] = {}
+    while True:
+        try:
+            job = read_frame_blocking(protocol_in, MAX_FRAME)
+        except FrameError:
+            os._exit(2)
+        if job is None:
+            return
+        channel.job = int(job.get("job", 0))
+        try:
+            if problems:
+                channel.send({"event": f"forbidden: {problems[0]}", "done": True})
+                continue
+            if unloadable:
+                channel.send({"event": unloadable, "done": True})
+                continue
+            if runtime is None:
+                module = load_module(env_dir / "env.py", "sandboxed_env")
+                runtime = runtime_for(module, job["kind"], job.get("entry"), init=job.get("init", "auto"),
+                                      failure_exceptions=job.get("failure_exceptions", []),
+                                      convention=job.get("convention", "class"), failure=job.get("failure"),
+                                      strict_args=bool(job.get("strict_args", True)))
+                env_globals = EnvGlobals(module, env_dir)
+            if job.get("state_name"):
+                name = job["state_name"]
+                if name not in states:
+                    state = json.loads((env_dir / "states" / f"{name}.json").read_text())
+                    states[name] = runtime.template(state) if hasattr(runtime, "template") else state
+                runtime.reset(states[name])
+            elif not job.get("resume"):
+                runtime.reset(job["state"])
+            elif not has_state:
+                channel.send({"done": True, "event": STALE})  # a new worker holds no session yet
+                continue
+            has_state = True
+            if hasattr(runtime, "reuse_snapshots"):  # snapshots may share unchanged tables: fine for frames, which
+                runtime.reuse_snapshots = job.get("task") is None  # only encode them; a task's check gets its own
+            hidden = bool(job.get("hidden"))
+            ready: dict[str, Any] = {"ready": True,
+                                     "state": runtime.snapshot(hidden=hidden) if job.get("snapshot") else None}
+            if job.get("describe"):
+                ready["tools"] = [t.model_dump() for t in runtime.tools.values()]
+            if not channel.send(ready):
+                channel.send({"done": True, "event": "output_too_large"})
+                continue
+            event = None
+            if job.get("task") is not None:
+                if not channel.send(_run_task(runtime, job["task"], job.get("task_initial"))):
+                    event = "output_too_large"
+            for action in job["actions"]:
+                before = fingerprint(env_globals)
+                result = runtime.call(action, snapshot=job.get("snapshot", False))
+                moved = changed(before, fingerprint(env_globals))
+                if moved:  # interpreter-wide state this call changed (sandbox/globalstate.py)
+                    result.info["global_change"] = moved
+                if hidden and job.get("snapshot"):
+                    result.state = runtime.snapshot(hidden=True)
+                call_event = None
+                if result.outcome is Outcome.CRASH:
+                    call_event = "memory" if result.info.get("exception") == "MemoryError" else "crash"
+                if not channel.send({"observation": result.observation, "delta": [op.to_dict() for op in result.delta],
+                                     "outcome": result.outcome.value, "state": result.state, "event": call_event,
+                                     "info": {k: v for k, v in result.info.items() if k != "traceback"}}):
+                    event = "output_too_large"
+                    break
+            channel.send({"done": True, "event": event, "recycle": _leftovers(baseline)})
+        except MemoryError:
+            channel.send({"event": "memory", "done": True, "fatal": True})
+            os._exit(4)
+        except Exception as exc:  # the env failed to load or reset: a result, not a lost worker
+            channel.send({"event": f"crash: {type(exc).__name__}: {exc}", "done": True,
+                          "recycle": _leftovers(baseline)})

@@ -1,0 +1,36 @@
+"""Run call sequences through the sandbox, in the shape constraints.completeness expects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from catalog.state.delta import DeltaOp
+from catalog.models import Action, Outcome, StepResult
+from catalog.store import EnvHandle
+from sandbox.pool import Job, JobResult, SandboxPool
+
+
+class SandboxExecutor:
+    """Executes actions for a catalog env in a sandbox pool, with the state after every call."""
+
+    def __init__(self, handle: EnvHandle, pool: SandboxPool) -> None:
+        self.handle, self.pool = handle, pool
+        self.events: list[str] = []
+
+    def job(self, state_name: str, actions: list[Action]) -> JobResult:
+        job = Job.for_env(self.handle, [a.model_dump() for a in actions], state_name=state_name, snapshot=True)
+        result = self.pool.run(job)
+        if result.event:
+            self.events.append(result.event)
+        return result
+
+    def __call__(self, state_name: str, state: dict[str, Any], actions: list[Action]) -> tuple[dict[str, Any], list[StepResult]]:
+        result = self.job(state_name, actions)
+        steps = [to_step(call) for call in result.calls]
+        return result.initial_state or state, steps
+
+
+def to_step(call: Any) -> StepResult:
+    """A sandbox CallResult as a StepResult."""
+    return StepResult(call.observation, [DeltaOp.from_dict(op) for op in call.delta], Outcome(call.outcome),
+                      call.state, dict(call.info, event=call.event) if call.event else dict(call.info))

@@ -1,0 +1,118 @@
+"""A runtime whose env code runs in the sandbox, and `open_runtime`, which picks it unless trusted.
+
+`SandboxRuntime` keeps the `Runtime` contract (reset / call / snapshot) for code envforge did not write.
+
+The worker keeps the state between calls (`resume` jobs), so a call costs one round trip; the
+session also remembers the reset state and the calls since, so a worker lost to a timeout or
+a violation is replaced by one replayed to the same point before the next call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from catalog.models import Action, Outcome, StepResult, ToolDescriptor
+from catalog.runtime import ClassRuntime, SqlRuntime
+from catalog.store import EnvHandle
+from catalog.tasks import Task
+from sandbox._worker import STALE
+from sandbox.calls import to_step
+from sandbox.pool import DEFAULT_TIMEOUT, Job, JobResult, SandboxPool
+
+__all__ = ["SandboxRuntime", "open_runtime"]
+
+
+def _event_step(result: JobResult) -> StepResult:
+    """The result of a call whose job ended in an event (timeout, forbidden, ...) before answering."""
+    event = result.event or "crash: no answer"
+    return StepResult({"error": f"sandbox: {event}"}, [], Outcome.CRASH, None, {"event": event})
+
+
+class SandboxRuntime:
+    """Runs one catalog env in its own sandbox worker; see the module docstring."""
+
+    def __init__(self, handle: EnvHandle, *, timeout: float = DEFAULT_TIMEOUT, memory_mb: int = 1024) -> None:
+        self.handle = handle
+        self.tools: dict[str, ToolDescriptor] = {t.name: t for t in handle.manifest.tools}
+        self._pool = SandboxPool(1, timeout=timeout, memory_mb=memory_mb)
+        self._start: dict[str, Any] | None = None
+        self._history: list[dict[str, Any]] = []
+        self._fresh = True  # the worker holds no state of this session yet (new or replaced)
+
+    def __enter__(self) -> SandboxRuntime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def _job(self, actions: list[dict[str, Any]], *, snapshot: bool, resume: bool, hidden: bool = False,
+             task: Task | None = None, task_initial: dict[str, Any] | None = None) -> JobResult:
+        job = Job.for_env(self.handle, actions, state=None if resume else self._start, snapshot=snapshot)
+        job.resume, job.hidden = resume, hidden
+        if task is not None:
+            job.task, job.task_initial = task.model_dump(mode="json"), task_initial
+        result = self._pool.run(job)
+        if resume and result.event == STALE:  # the pool had to start a new worker: restore, then ask again
+            self._fresh = True
+            self._ensure_current()
+            result = self._pool.run(job)
+        self._fresh = bool(result.event) or result.recycled is not None
+        return result
+
+    def _ensure_current(self) -> None:
+        """Bring a new worker to the session's state: reset, then replay the calls since."""
+        if self._start is None:
+            raise RuntimeError("call reset(state) first")
+        if self._fresh:
+            result = self._job(self._history, snapshot=False, resume=False)
+            if result.event:
+                raise RuntimeError(f"the sandbox could not restore the session: {result.event}")
+
+    def reset(self, state: Any) -> None:
+        self._start, self._history = state, []
+        result = self._job([], snapshot=False, resume=False)
+        if result.event:
+            raise RuntimeError(f"reset failed in the sandbox: {result.event}")
+
+    def call(self, action: Action | dict[str, Any], *, snapshot: bool = False) -> StepResult:
+        data = action.model_dump() if isinstance(action, Action) else dict(action)
+        self._ensure_current()
+        result = self._job([data], snapshot=snapshot, resume=True)
+        if not result.calls:
+            return _event_step(result)
+        step = to_step(result.calls[0])
+        if step.outcome is Outcome.SUCCESS or step.outcome is Outcome.FAILURE or (
+                step.outcome is Outcome.CRASH and self.handle.manifest.kind == "class" and result.calls[0].event == "crash"):
+            # a class env keeps what a raising tool wrote, so that call is replayed too; SQL
+            # crashes and invalid calls roll back, and sandbox events (timeout...) end the worker
+            self._history.append(data)
+        return step
+
+    def judge(self, task: Task, initial: dict[str, Any]) -> dict[str, Any]:
+        """`task`'s check on (`initial`, the current state), run in the worker: checks are code too.
+
+        Returns the worker's task frame: `final` (the verdict, None if it did not run) and `error`.
+        """
+        self._ensure_current()
+        result = self._job([], snapshot=False, resume=True, task=task, task_initial=initial)
+        if result.event or result.task is None:
+            return {"final": None, "error": f"sandbox: {result.event or 'no answer'}"}
+        return result.task
+
+    def snapshot(self, hidden: bool = False) -> dict[str, Any]:
+        self._ensure_current()
+        result = self._job([], snapshot=True, resume=True, hidden=hidden)
+        if result.event or result.initial_state is None:
+            raise RuntimeError(f"snapshot failed in the sandbox: {result.event}")
+        return result.initial_state
+
+
+def open_runtime(handle: EnvHandle, *, trusted: bool = False,
+                 timeout: float = DEFAULT_TIMEOUT) -> SqlRuntime | ClassRuntime | SandboxRuntime:
+    """The env's runtime: in the sandbox, or in this process for reference envs and `trusted=True`."""
+    if handle.reference or trusted:
+        return handle.runtime(trusted=True)
+    return SandboxRuntime(handle, timeout=timeout)

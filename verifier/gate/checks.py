@@ -1,0 +1,143 @@
+"""The gate's checks by name: a registry, so adding a check is one decorated function.
+
+A check is a function of the property suite returning a `Verdict` (or None where it does not
+apply, e.g. intent checks on an env without a plan). `@check(Severity.X)` registers it under the
+function's own name, which is also the name in reports, with its severity declared right there.
+Checks run in the order they are registered. A few checks are decided outside the suite (the
+spec must extract before a suite exists; a folder that does not read; a judge run by the
+synthesis pipeline): `declare` gives them a name and severity too, so every name a report can
+carry is in `CHECKS` and `verify --help` lists them all.
+
+This module imports nothing heavy: the CLI reads it to build its help.
+"""
+
+from __future__ import annotations
+
+import enum
+import textwrap
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+__all__ = ["CHECKS", "CheckResult", "CheckSpec", "Severity", "Verdict", "check", "declare", "describe", "runnable"]
+
+
+class Severity(enum.StrEnum):
+    """What a failing check does to an env.
+
+    critical: rejects the env whatever its score (wrong training signal: a crash, a leaky failure,
+    a wrong write, a pre-solved task, code against its plan). minor: lowers the score only
+    (coverage: unreachable guards, a kind label). informational: reported, never scored.
+    """
+
+    CRITICAL = "critical"
+    MINOR = "minor"
+    INFORMATIONAL = "informational"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a check found; the registry adds its name and severity."""
+
+    ok: bool
+    counterexample: dict[str, Any] | None = None
+    detail: str = ""
+
+
+Subject = Any  # the verifier.gate.properties.PropertySuite a check runs on (not imported: it is heavy)
+CheckFn = Callable[[Subject], Verdict | None]
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """One registered check: its name, severity, one-line meaning and, if the suite runs it, how."""
+
+    name: str
+    severity: Severity
+    about: str
+    run: CheckFn | None = None
+
+
+CHECKS: dict[str, CheckSpec] = {}
+
+
+def _register(spec: CheckSpec) -> None:
+    if spec.name in CHECKS:
+        raise ValueError(f"check {spec.name!r} is registered twice")
+    CHECKS[spec.name] = spec
+
+
+def declare(name: str, severity: Severity, about: str) -> None:
+    """Register a check decided outside the suite (by the gate itself or by its caller)."""
+    _register(CheckSpec(name, severity, about))
+
+
+F = TypeVar("F", bound=CheckFn)
+
+
+def check(severity: Severity = Severity.CRITICAL) -> Callable[[F], F]:
+    """Register the decorated function as a check named after it; its docstring's first line says what it means."""
+    def register(function: F) -> F:
+        about = (function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else function.__name__
+        _register(CheckSpec(function.__name__, severity, about, function))
+        return function
+    return register
+
+
+def runnable() -> Iterator[CheckSpec]:
+    """The checks the suite runs, in registration order."""
+    return (spec for spec in CHECKS.values() if spec.run is not None)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check's verdict on one env; `counterexample` is the minimal failing input, if any.
+
+    The severity is the registered one, so a result cannot carry a name the registry lacks.
+    """
+
+    name: str
+    ok: bool
+    counterexample: dict[str, Any] | None = None
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        if self.name not in CHECKS:
+            raise KeyError(f"unregistered check {self.name!r}: register it with verifier.gate.checks.check or declare")
+
+    @property
+    def severity(self) -> Severity:
+        return CHECKS[self.name].severity
+
+    @property
+    def critical(self) -> bool:
+        return self.severity is Severity.CRITICAL
+
+    @property
+    def informational(self) -> bool:
+        """Information, not a verdict: left out of the score."""
+        return self.severity is Severity.INFORMATIONAL
+
+    @classmethod
+    def of(cls, name: str, verdict: Verdict) -> CheckResult:
+        return cls(name, verdict.ok, verdict.counterexample, verdict.detail)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "critical": self.critical, "counterexample": self.counterexample,
+                "detail": self.detail, "informational": self.informational}
+
+
+def describe(width: int = 100) -> str:
+    """The registered checks with severity and meaning, wrapped to `width` columns (for `verify --help`)."""
+    name_width = max(len(name) for name in CHECKS)
+    indent = " " * (2 + name_width + 2 + 13 + 2)
+    return "\n".join(textwrap.fill(spec.about, width, initial_indent=f"  {spec.name:<{name_width}}  "
+                                   f"{spec.severity.value:<13}  ", subsequent_indent=indent)
+                     for spec in CHECKS.values())
+
+
+# Checks decided outside the property suite. Registered first: reports list them first.
+declare("env_folder_reads", Severity.CRITICAL, "The env folder reads as an env (verify --all counts one that does not).")
+declare("constraint_spec_extracts", Severity.CRITICAL, "The tools' source yields a constraint spec.")
+declare("judge_agrees_with_execution", Severity.MINOR, "A model judging calls from the rules alone agrees with "
+        "execution (synthesis with --judge-model).")
