@@ -16,12 +16,12 @@ from typing import Any, NoReturn
 from catalog.errors import EnvforgeError
 from catalog.state.jsonable import pretty_json
 from catalog.store import ENV_VAR, Catalog, EnvExists
+from sandbox.isolation import set_default_isolation
+from sandbox.pool import DEFAULT_TIMEOUT
 from synth.backends import backend_help, backend_names
 from synth.procedural.blueprint import SIZES
 from synth.simulators import simulator_help
 from verifier.gate.settings import GATE, MUTATION, VERIFY, GateEffort
-from sandbox.isolation import set_default_isolation
-from sandbox.pool import DEFAULT_TIMEOUT
 
 
 class UserError(EnvforgeError):
@@ -299,9 +299,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_gate(args: argparse.Namespace) -> int:
-    from verifier.gate.run import verify_env, verify_envs
-    from verifier.gate.report import GateReport, broken_env_report, render_gate_report
     from sandbox.pool import SandboxPool
+    from verifier.gate.report import GateReport, broken_env_report, render_gate_report
+    from verifier.gate.run import verify_env, verify_envs
 
     catalog = _catalog(args)
     if args.all == bool(args.env_id):
@@ -338,8 +338,8 @@ def cmd_verify_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_mutants(args: argparse.Namespace) -> int:
-    from verifier.gate.mutation import mutation_test, render_mutation_report
     from sandbox.pool import SandboxPool
+    from verifier.gate.mutation import mutation_test, render_mutation_report
 
     catalog = _catalog(args)
     ids = [args.env] if args.env else [s.id for s in catalog.list()[0] if s.reference]
@@ -676,8 +676,8 @@ def _split_paths(out: Path) -> tuple[Path, Path]:
 def cmd_bench_export(args: argparse.Namespace) -> int:
     from catalog.bench.envsimbench import split_by_env
     from verifier.samples.compositions import Composition, CompositionError
-    from verifier.samples.report import ExportReport, FailuresReport, render_export_report, render_written
     from verifier.samples.export import export_failures
+    from verifier.samples.report import ExportReport, FailuresReport, render_export_report, render_written
     from verifier.simaudit.export import is_property_audit, load_counterexamples
 
     fmt = args.format

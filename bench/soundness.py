@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.constraints.adversarial import Tally, draw_cases, run_corpus  # noqa: E402
 from sandbox.pool import SandboxPool  # noqa: E402
+from tests.constraints.adversarial import Tally, draw_cases, run_corpus  # noqa: E402
 
 BATCH = 200  # envs per sandbox batch (one temporary folder each)
 

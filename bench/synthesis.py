@@ -68,9 +68,9 @@ def tree_cpu(pid: int) -> float:
 def gate_cpu(catalog: str, out: str) -> None:
     """(In a child process, with the checkout to measure first on sys.path.) Gate every synthesized env once."""
     from catalog.store import Catalog
+    from sandbox.pool import SandboxPool
     from verifier.gate.run import verify_env
     from verifier.gate.settings import SYNTHESIS
-    from sandbox.pool import SandboxPool
 
     store = Catalog(catalog, include_reference=False)
     ids = sorted(summary.id for summary in store.list()[0])

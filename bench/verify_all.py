@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from catalog.store import Catalog  # noqa: E402
 from executors import ExecutorSpec  # noqa: E402
-from verifier.gate.run import verify_env, verify_envs  # noqa: E402
-from verifier.gate.report import GateReport  # noqa: E402
 from sandbox.pool import SandboxPool  # noqa: E402
+from verifier.gate.report import GateReport  # noqa: E402
+from verifier.gate.run import verify_env, verify_envs  # noqa: E402
 
 
 def loop(catalog: Catalog, ids: list[str], examples: int) -> list[GateReport]:

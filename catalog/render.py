@@ -12,9 +12,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from catalog.models import FailureConvention, StepResult
 from catalog.state.delta import DeltaOp
 from catalog.state.jsonable import canonical_json, pretty_json
-from catalog.models import FailureConvention, StepResult
 from catalog.store import EnvHandle, EnvSummary
 
 if TYPE_CHECKING:

@@ -36,14 +36,13 @@ from sqlalchemy.orm import sessionmaker
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel
 
-from catalog.state import _sqlstate, _tracking, codec
-
 from catalog import pyast
-from catalog.tools.argcheck import Form, compile_annotation, form_problem
 from catalog.envkit import Env, EnvMeta, ToolError
 from catalog.errors import EnvforgeError
-from catalog.state.jsonable import canonical_json, to_jsonable
 from catalog.models import Action, Convention, FailureConvention, Outcome, StepResult, ToolDescriptor
+from catalog.state import _sqlstate, _tracking, codec
+from catalog.state.jsonable import canonical_json, to_jsonable
+from catalog.tools.argcheck import Form, compile_annotation, form_problem
 from catalog.tools.schema import describe_tool
 
 __all__ = ["Runtime", "SqlRuntime", "ClassRuntime", "StateTemplate", "StateError", "EnvLoadError", "load_module",

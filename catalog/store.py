@@ -31,11 +31,11 @@ from pydantic import ValidationError
 
 from catalog.errors import EnvforgeError
 from catalog.files import as_normal_dir
-from catalog.state.jsonable import to_jsonable
 from catalog.manifest import content_hash
 from catalog.models import EnvManifest
 from catalog.names import REFERENCE_IDS, BadName, check_env_id, check_state_name, is_name
 from catalog.runtime import ClassRuntime, SqlRuntime, load_module, runtime_for
+from catalog.state.jsonable import to_jsonable
 from catalog.tasks import Task
 
 __all__ = ["Catalog", "EnvHandle", "runtime_options", "EnvProblem", "EnvSummary", "CatalogError", "EnvExists", "UntrustedCode",

@@ -33,12 +33,12 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any, cast
 
-from catalog.tools.argcheck import type_problem
-from catalog.state.delta import DeltaOp, diff
 from catalog.envkit import DEFAULT_CLOCK, META_TABLE, ToolError, fail, ok
-from catalog.state.jsonable import json_equal, to_jsonable
 from catalog.models import Outcome
 from catalog.runtime import outcome_of
+from catalog.state.delta import DeltaOp, diff
+from catalog.state.jsonable import json_equal, to_jsonable
+from catalog.tools.argcheck import type_problem
 from constraints.ir import walk
 from constraints.spec import ConstraintSpec
 from constraints.values import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog.state.delta import DeltaOp
 from catalog.models import Action, Outcome, StepResult
+from catalog.state.delta import DeltaOp
 from catalog.store import EnvHandle
 from sandbox.pool import Job, JobResult, SandboxPool
 

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, model_validator
 
-from catalog.state.delta import OpName
 from catalog.models import Outcome, ToolDescriptor
+from catalog.state.delta import OpName
 
 __all__ = ["MAX_DEPTH", "WireError", "ReadyFrame", "CallFrame", "TaskFrame", "DoneFrame", "parse", "too_deep", "claims_a_kind"]
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from synth.llm.ledger import Usage
 from synth.procedural.blueprint import Blueprint
 from synth.procedural.compiler import compile_env
-from synth.llm.ledger import Usage
-from synth.procedural.ontology import load_domains
 from synth.procedural.design import design, topic_text
+from synth.procedural.ontology import load_domains
 
 __all__ = ["Usage", "Generator", "ProceduralGenerator", "split_schema", "topic_text"]
 

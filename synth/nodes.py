@@ -17,18 +17,18 @@ from catalog.plan import Plan
 from catalog.store import Catalog, CatalogError, read_env
 from catalog.tasks import Task
 from constraints.extract import ExtractionError, shared_spec
+from sandbox.allowlist import check_imports
+from sandbox.pool import Job
 from synth.assemble import entry_of, manifest_of, plan_of
-from synth.procedural.blueprint import Blueprint
 from synth.llm.ledger import Usage
+from synth.procedural.blueprint import Blueprint
 from synth.procedural.states import initial_states
 from synth.procedural.tasks import make_tasks, write_delta_sizes
 from synth.realism import env_realism
 from synth.slot import Context, SlotState, record_stage
-from sandbox.allowlist import check_imports
 from verifier.gate.checks import CheckResult
-from verifier.gate.run import verify_env
 from verifier.gate.intent import static_mismatches
-from sandbox.pool import Job
+from verifier.gate.run import verify_env
 
 __all__ = ["NODES", "code", "dedup", "execute", "gate", "mine", "plan", "register", "reject", "schema", "states",
            "static_check", "tasks"]

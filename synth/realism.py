@@ -15,9 +15,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from catalog.state.delta import apply_delta
 from catalog.models import Outcome
 from catalog.plan import Plan
+from catalog.state.delta import apply_delta
 from catalog.tasks import Task
 from synth.procedural.blueprint import Blueprint
 from synth.procedural.naturalness import unnatural_parameters

@@ -50,15 +50,15 @@ from typing import Any
 
 from catalog.files import atomic_write
 from catalog.search.index import catalog_dedup_filter
-from catalog.store import Catalog
 from catalog.search.vectors import DedupFilter
+from catalog.store import Catalog
+from executors import ExecutorSpec, WorkerPool, open_pool
+from sandbox.isolation import default_isolation, require_isolation
 from synth.backends import resolve_models
 from synth.checkpoint_host import host_checkpoints, stop_host
 from synth.pipeline import FINAL, SKIPPED, Context, build_graph
 from synth.report import SynthesisReport, write_report
 from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, runs_dir
-from executors import ExecutorSpec, WorkerPool, open_pool
-from sandbox.isolation import default_isolation, require_isolation
 
 __all__ = ["RunConfig", "RunError", "RunModels", "resolve_models", "runs_dir", "synthesize"]
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from catalog.store import Catalog
 from catalog.search.vectors import DedupFilter
+from catalog.store import Catalog
+from sandbox.pool import SandboxPool
 from synth.generators import Generator
 from synth.llm.ledger import Usage
-from sandbox.pool import SandboxPool
 
 __all__ = ["FINAL", "MAX_CODE_ATTEMPTS", "SKIPPED", "STAGES", "Context", "SlotState", "record_stage"]
 

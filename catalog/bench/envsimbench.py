@@ -26,10 +26,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from catalog.bench.items import BenchItem, item_id
-from catalog.state.delta import diff
 from catalog.files import atomic_write
-from catalog.state.jsonable import to_jsonable
 from catalog.models import Action, Outcome, Strata
+from catalog.state.delta import diff
+from catalog.state.jsonable import to_jsonable
 
 __all__ = ["Problem", "to_envsimbench", "from_envsimbench", "write_envsimbench", "read_envsimbench",
            "write_jsonl", "read_jsonl", "split_by_env", "dotted_changes", "parse_content", "entry_class"]

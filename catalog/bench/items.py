@@ -18,8 +18,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from catalog.state.jsonable import canonical_json
 from catalog.models import Action, StepResult, Strata
+from catalog.state.jsonable import canonical_json
 
 __all__ = ["BenchItem", "SimResult", "Simulator", "item_id"]
 

@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from catalog.search.embeddings import Embedder, default_embedder
 from catalog.files import atomic_write
 from catalog.models import EnvManifest
-from catalog.store import Catalog, CatalogError
+from catalog.search.embeddings import Embedder, default_embedder
 from catalog.search.vectors import DEDUP_THRESHOLD, DedupFilter, VectorIndex
+from catalog.store import Catalog, CatalogError
 
 __all__ = ["CACHE_INDEX", "CACHE_META", "CatalogSearch", "catalog_dedup_filter", "env_text", "search_catalog"]
 

@@ -25,8 +25,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.pool import NullPool, StaticPool
 
-from catalog.state.delta import MISSING, DeltaOp, diff_at
 from catalog.errors import EnvforgeError
+from catalog.state.delta import MISSING, DeltaOp, diff_at
 from catalog.state.jsonable import canonical_json, to_jsonable
 
 Codec = Callable[[Any], Any]

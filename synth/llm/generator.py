@@ -18,13 +18,13 @@ import random
 import threading
 from typing import Any
 
-from synth.procedural.blueprint import Blueprint
-from synth.procedural.compiler import compile_env
 from synth.generators import Usage, split_schema
 from synth.llm import LLMClient, LLMError, ModelSpec
 from synth.mining import load_corpus
-from synth.procedural.ontology import load_domains
+from synth.procedural.blueprint import Blueprint
+from synth.procedural.compiler import compile_env
 from synth.procedural.design import design
+from synth.procedural.ontology import load_domains
 
 __all__ = ["LLMGenerator"]
 

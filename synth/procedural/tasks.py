@@ -24,9 +24,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from catalog.state.delta import MISSING, apply_delta, diff_at
 from catalog.models import Action, Outcome
 from catalog.plan import Invariant, Plan
+from catalog.state.delta import MISSING, apply_delta, diff_at
 from catalog.tasks import Task
 from constraints.completeness import TEXT, candidates
 from constraints.spec import Param

@@ -36,16 +36,16 @@ from typing import Any
 from catalog.bench.items import Simulator
 from catalog.errors import EnvforgeError
 from catalog.store import Catalog, EnvHandle
+from executors import ExecutorSpec, open_pool
+from serving import make
 from synth.llm import LLMClient, ModelSpec
 from synth.rollout.agents import Agent, ModelAgent, ReferenceAgent
 from synth.rollout.episode import Unit, run_episode
 from synth.rollout.steps import EnvSteps, VerifiedSteps, bench_template
 from synth.rollout.trajectory import TRAJECTORIES_FILE, Trajectory, is_trajectory, load_trajectories
-from verifier.audit.run import is_fatal
 from verifier.audit.results import read_meta, set_aside_garbage, write_json
-from executors import ExecutorSpec, open_pool
+from verifier.audit.run import is_fatal
 from verifier.samples.export import env_doc
-from serving import make
 
 __all__ = ["META_FILE", "ModelAgentFactory", "RolloutConfig", "RolloutError", "RunResult", "plan_units", "reference_agent", "run_rollouts"]
 

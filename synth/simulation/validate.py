@@ -20,10 +20,10 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.state.delta import MISSING, DeltaConflict, DeltaOp, apply_delta, diff_at
 from catalog.envkit import META_TABLE
 from catalog.models import Outcome
 from catalog.runtime import outcome_of
+from catalog.state.delta import MISSING, DeltaConflict, DeltaOp, apply_delta, diff_at
 from constraints.interpreter import META_SCHEMA
 from constraints.spec import ConstraintSpec
 from verifier.audit.metrics import DeltaFormatError, parse_delta

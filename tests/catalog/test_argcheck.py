@@ -7,9 +7,9 @@ from typing import Dict, List, Literal, NewType, Optional, Tuple, Union
 
 import pytest
 
-from catalog.tools.argcheck import ANY, compile_annotation, form_problem, type_problem
 from catalog.models import FailureConvention, Outcome
 from catalog.runtime import ClassRuntime, SqlRuntime, outcome_of, runtime_for
+from catalog.tools.argcheck import ANY, compile_annotation, form_problem, type_problem
 
 UserId = NewType("UserId", int)
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalog.state.delta import diff
 from catalog.models import Outcome
+from catalog.state.delta import diff
 
 from .conftest import REFERENCE_IDS
 

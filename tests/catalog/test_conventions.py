@@ -12,18 +12,18 @@ import functools
 import json
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
 import pytest
 
 import cli
-from catalog.state.codec import readable
 from catalog.importing.failures import infer_failure
 from catalog.importing.importer import ImportProblem, LoadCheck, import_env
 from catalog.models import FailureConvention, Outcome
 from catalog.runtime import outcome_of
+from catalog.state.codec import readable
 from catalog.store import Catalog, EnvHandle
 from sandbox.loadcheck import sandbox_load_check
 from sandbox.pool import Job, JobResult, SandboxPool

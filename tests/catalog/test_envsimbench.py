@@ -7,8 +7,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog.bench.items import BenchItem, item_id
-from catalog.state.delta import diff
 from catalog.bench.envsimbench import (
     Problem,
     dotted_changes,
@@ -22,7 +20,9 @@ from catalog.bench.envsimbench import (
     write_envsimbench,
     write_jsonl,
 )
+from catalog.bench.items import BenchItem, item_id
 from catalog.models import Action, Outcome, Strata
+from catalog.state.delta import diff
 
 CLASS_CODE = '''from typing import Dict, TypedDict
 

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from catalog.state import _tracking, codec
-from catalog.state.delta import apply_delta
 from catalog.models import EnvManifest, Outcome
 from catalog.runtime import ClassRuntime, load_module
+from catalog.state import _tracking, codec
+from catalog.state.delta import apply_delta
 from catalog.store import Catalog
 
 from .test_codec import same

@@ -21,10 +21,10 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from catalog.importing.importer import ImportProblem, import_env
 from catalog.names import MAX_NAME, REFERENCE_IDS, BadName, check_env_id, check_state_name, check_task_id
 from catalog.store import REFERENCE_DIR, Catalog, CatalogError
-from tests.test_cli import ROOT, run
-from tests.test_cli_badinput import assert_one_line
 from sandbox.forkserver import EnvHasSymlink, env_files
 from serving import make
+from tests.test_cli import ROOT, run
+from tests.test_cli_badinput import assert_one_line
 
 SECRET = "canary-secret-7f3a9c"
 BAD_NAMES = ["..", "../x", "a/b", "/etc/passwd", "a\x00b", "", "x" * (MAX_NAME + 1), ".hidden", "a\n", "-x", "a b"]

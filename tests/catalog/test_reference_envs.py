@@ -2,9 +2,9 @@
 
 import pytest
 
+from catalog.bench.strata import delta_band
 from catalog.manifest import refresh_manifest
 from catalog.models import Outcome, ToolKind
-from catalog.bench.strata import delta_band
 
 from .conftest import REFERENCE_IDS, SQL_IDS
 

@@ -2,7 +2,6 @@
 
 import json
 
-from catalog.state.delta import DeltaOp
 from catalog.models import FailureConvention
 from catalog.render import (
     call_document,
@@ -14,6 +13,7 @@ from catalog.render import (
     render_failure,
     render_search_hits,
 )
+from catalog.state.delta import DeltaOp
 from catalog.store import Catalog
 
 

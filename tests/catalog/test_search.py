@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from catalog.search.embeddings import HashingEmbedder, StaticModelEmbedder
 from catalog.models import EnvManifest
+from catalog.search.embeddings import HashingEmbedder, StaticModelEmbedder
 from catalog.search.index import CACHE_INDEX, CACHE_META, CatalogSearch, catalog_dedup_filter, env_text, search_catalog
 from catalog.store import Catalog
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from catalog.models import Outcome, Strata
 from catalog.bench.strata import DELTA_BANDS, GROUPS, LADDER, RUNG_NAMES, delta_band, rung, rung_of, rung_of_strata
+from catalog.models import Outcome, Strata
 
 
 def test_bands():

@@ -1,8 +1,8 @@
 import datetime as dt
 from typing import Literal
 
-from catalog.state.jsonable import canonical_json, to_jsonable
 from catalog.models import ToolKind
+from catalog.state.jsonable import canonical_json, to_jsonable
 from catalog.tools.schema import describe_tool, parse_docstring
 
 

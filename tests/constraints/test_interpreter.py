@@ -9,10 +9,10 @@ import sqlite3
 
 import pytest
 
-from catalog.state.delta import DeltaOp
 from catalog.envkit import META_TABLE
 from catalog.models import Outcome
 from catalog.runtime import ClassRuntime
+from catalog.state.delta import DeltaOp
 from constraints.extract import extract_spec
 from constraints.interpreter import MAX_STEPS, Abstain, Interpreter
 

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalog.state.jsonable import json_equal
 from catalog.runtime import ClassRuntime
+from catalog.state.jsonable import json_equal
 from constraints.completeness import completeness, spec_of
 from constraints.extract import extract_spec
 from constraints.simulate import SpecSimulator

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from catalog.runtime import ClassRuntime, load_module
 from catalog.state import codec
 from catalog.state.jsonable import json_equal
-from catalog.runtime import ClassRuntime, load_module
 from constraints.extract import extract_spec
 from constraints.simulate import SpecSimulator
 from sandbox.pool import SandboxPool

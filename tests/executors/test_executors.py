@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from tests.executors import _executor_units as units
 from executors import ExecutorError, ExecutorSpec, WorkerLost, open_pool
+from tests.executors import _executor_units as units
 
 KINDS = [("local", False), ("local", True), ("ray", False)]
 

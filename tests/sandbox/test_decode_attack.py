@@ -17,10 +17,10 @@ import anyio
 import pytest
 
 from catalog.state.codec import TAG
-from tests.serving.test_serving_mcp import _http_session, _stdio_session, http_server  # noqa: F401
-from verifier.replay import ReplayError, replay
 from serving import make
 from serving.ray_envs import EnvActorPool, InstanceError
+from tests.serving.test_serving_mcp import _http_session, _stdio_session, http_server  # noqa: F401
+from verifier.replay import ReplayError, replay
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE = ROOT / "catalog" / "reference" / "store"

@@ -7,8 +7,8 @@ import pytest
 
 from catalog.models import Action
 from catalog.store import REFERENCE_DIR, Catalog, CatalogError
-from tests.conftest import REFERENCE_IDS
 from serving import BadToolCall, EpisodeOver, ServingError, make
+from tests.conftest import REFERENCE_IDS
 
 
 @pytest.mark.parametrize("env_id", REFERENCE_IDS)

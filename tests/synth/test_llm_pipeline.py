@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 
 from synth.procedural.compiler import compile_env
-from synth.procedural.ontology import load_domains
 from synth.procedural.design import design
+from synth.procedural.ontology import load_domains
 from synth.run import RunConfig, synthesize
 
 PRICE_IN, PRICE_OUT = 1.5, 4.0

@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from catalog.state.delta import apply_delta
 from catalog.models import Action, Outcome
+from catalog.state.delta import apply_delta
 from constraints.completeness import candidates
 from constraints.spec import Param
 from synth.assemble import plan_of
 from synth.procedural.blueprint import READS, SIZES, Blueprint
 from synth.procedural.compiler import compile_env, tool_params
-from synth.procedural.ontology import load_domains
 from synth.procedural.design import design
 from synth.procedural.naturalness import unnatural_parameters
+from synth.procedural.ontology import load_domains
 from synth.procedural.states import initial_states
 from verifier.gate.intent import PlanSimulator
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from catalog.store import Catalog
 from catalog.search.vectors import DedupFilter
+from catalog.store import Catalog
 from synth.generators import ProceduralGenerator
 from synth.nodes import NODES, dedup, reject, static_check
 from synth.pipeline import END, route_after_check, route_after_dedup, route_after_stage

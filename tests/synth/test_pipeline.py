@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from catalog.store import Catalog
+from sandbox.pool import SandboxPool
 from synth.run import RunConfig, RunError, synthesize
 from verifier.gate.run import verify_env
-from sandbox.pool import SandboxPool
 
 ROOT = Path(__file__).resolve().parents[2]
 

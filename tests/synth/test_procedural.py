@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog.state.delta import DeltaOp, apply_delta
 from catalog.plan import Plan
+from catalog.state.delta import DeltaOp, apply_delta
 from constraints.extract import extract_spec
 from synth.assemble import entry_of, plan_of
 from synth.procedural.blueprint import Blueprint
 from synth.procedural.compiler import compile_env
-from synth.procedural.ontology import SECTORS, load_domains, parse_field
 from synth.procedural.design import design
+from synth.procedural.ontology import SECTORS, load_domains, parse_field
 from synth.procedural.states import initial_states
 from synth.procedural.tasks import make_tasks
 from verifier.gate.intent import static_mismatches

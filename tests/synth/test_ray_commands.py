@@ -18,6 +18,7 @@ import pytest
 import cli
 from catalog.bench.envsimbench import read_jsonl
 from catalog.store import Catalog
+from executors import ExecutorSpec
 from synth.llm import LLMClient, ModelSpec
 from synth.rollout import (
     TRAJECTORIES_FILE,
@@ -31,7 +32,6 @@ from synth.simulation import make_simulator, recipe_for
 from tests.llm_server import Reply
 from tests.synth._ray_units import CannotBuild, DiesOnce
 from verifier.audit.run import RESULTS_FILE, AuditAborted, run_audit
-from executors import ExecutorSpec
 
 RAY = ExecutorSpec("ray")
 TIMINGS = {"latency_s", "seconds_per_sample", "wall_seconds", "wall_seconds_per_sample", "sessions", "plots"}

@@ -10,8 +10,8 @@ import pytest
 from catalog.plan import Invariant
 from synth.assemble import plan_of
 from synth.procedural.blueprint import Blueprint, EntitySpec, FieldSpec
-from synth.procedural.ontology import load_domains
 from synth.procedural.design import design
+from synth.procedural.ontology import load_domains
 from synth.procedural.states import initial_states
 from synth.procedural.tasks import make_tasks
 from synth.realism import env_realism, realism_totals

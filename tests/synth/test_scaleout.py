@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from synth.run import RunConfig, synthesize
 from executors import ExecutorSpec
+from synth.run import RunConfig, synthesize
 
 ROOT = Path(__file__).resolve().parents[2]
 N, SEED, SIZE = 10, 5, "small"

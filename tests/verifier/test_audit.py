@@ -15,11 +15,11 @@ import pytest
 from sqlmodel import Field
 
 from catalog.bench.items import BenchItem, SimResult
+from catalog.bench.strata import rung_of_strata
 from catalog.envkit import Env, fail, ok, table_base, tool
 from catalog.models import Action
 from catalog.runtime import SqlRuntime
 from catalog.store import Catalog
-from catalog.bench.strata import rung_of_strata
 from verifier.audit.run import (
     RECORD_KEYS,
     RESULTS_FILE,

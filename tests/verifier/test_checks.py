@@ -15,11 +15,11 @@ from catalog.importing.importer import import_class_env
 from catalog.models import FailureConvention
 from catalog.store import Catalog, read_env
 from constraints.completeness import spec_of
+from sandbox.pool import SandboxPool
 from verifier.gate.checks import CHECKS, CheckResult, Severity, Verdict, check, describe, runnable
-from verifier.gate.report import GateReport, broken_env_report, render_gate_report
 from verifier.gate.intent import load_plan
 from verifier.gate.properties import PropertySuite
-from sandbox.pool import SandboxPool
+from verifier.gate.report import GateReport, broken_env_report, render_gate_report
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 BUGGY = FIXTURES / "buggy"

@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
-from catalog.state import codec
 from catalog.importing.importer import import_env
 from catalog.models import Outcome
+from catalog.state import codec
 from catalog.store import Catalog
 from sandbox.loadcheck import sandbox_load_check
-from verifier.replay import replay
 from sandbox.pool import SandboxPool
+from verifier.replay import replay
 
 CONVENTIONS = Path(__file__).resolve().parents[1] / "fixtures" / "external" / "conventions"
 

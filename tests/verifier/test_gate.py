@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from catalog.store import read_env
-from verifier.gate.run import verify_env
 from sandbox.pool import SandboxPool
+from verifier.gate.run import verify_env
 
 from ..conftest import REFERENCE_IDS
 

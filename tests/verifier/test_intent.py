@@ -8,9 +8,9 @@ import pytest
 
 from catalog.store import read_env
 from constraints.completeness import spec_of
+from sandbox.pool import SandboxPool
 from verifier.gate.intent import load_plan, static_mismatches
 from verifier.gate.mutation import OPERATORS, mutants_of, mutation_test
-from sandbox.pool import SandboxPool
 
 
 def _mutated(tmp_path, reference, env_id, old, new):

@@ -17,9 +17,9 @@ from catalog.importing.importer import import_class_env
 from catalog.models import FailureConvention
 from catalog.runtime import load_module
 from catalog.store import Catalog
-from verifier.gate.run import verify_env
 from sandbox.globalstate import EnvGlobals, changed, fingerprint
 from sandbox.pool import SandboxPool
+from verifier.gate.run import verify_env
 
 QUIRKS = Path(__file__).resolve().parents[1] / "fixtures" / "external" / "quirks"
 FIXTURES = {"clean_pantry": ("pantry.json", ["Error:"]), "wall_clock": ("stock.json", []),

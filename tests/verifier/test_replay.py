@@ -7,8 +7,8 @@ import json
 import pytest
 
 from catalog.calls import Call, CallFileError, parse_calls, read_calls
-from catalog.state.codec import encode
 from catalog.importing.importer import import_class_env
+from catalog.state.codec import encode
 from catalog.store import Catalog, CatalogError, EnvHandle
 from sandbox.loadcheck import sandbox_load_check
 from verifier.replay import ReplayError, replay

@@ -9,14 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog.bench.items import BenchItem, item_id
-from catalog.state.delta import DeltaOp, apply_delta, diff
 from catalog.bench.envsimbench import from_envsimbench, read_jsonl, to_envsimbench, write_jsonl
-from catalog.state.jsonable import json_equal
-from catalog.models import EnvManifest
-from catalog.store import Catalog, CatalogError
+from catalog.bench.items import BenchItem, item_id
 from catalog.bench.strata import RUNG_NAMES
+from catalog.models import EnvManifest
+from catalog.state.delta import DeltaOp, apply_delta, diff
+from catalog.state.jsonable import json_equal
+from catalog.store import Catalog, CatalogError
 from constraints.spec import ConstraintSpec
+from sandbox.pool import Job, SandboxPool
 from synth.run import RunConfig, synthesize
 from verifier.samples.compositions import BUCKETS, ENVSIMBENCH_COUNTS, Composition, CompositionError
 from verifier.samples.export import (
@@ -27,7 +28,6 @@ from verifier.samples.export import (
     export_samples,
     render_export_report,
 )
-from sandbox.pool import Job, SandboxPool
 
 from ..conftest import REFERENCE_IDS
 

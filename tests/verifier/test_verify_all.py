@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from catalog.store import REFERENCE_DIR, Catalog
-from tests.test_cli import run
 from executors import ExecutorSpec
+from tests.test_cli import run
 from verifier.gate.run import verify_envs
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -47,10 +47,12 @@ from pathlib import Path
 from typing import Any
 
 from catalog.bench.items import BenchItem, SimResult, Simulator
-from catalog.state.delta import DeltaOp
-from catalog.errors import EnvforgeError
 from catalog.bench.strata import RUNG_NAMES, rung_of_strata
+from catalog.errors import EnvforgeError
+from catalog.state.delta import DeltaOp
+from executors import ExecutorSpec, WorkerPool, open_pool
 from verifier.audit.feed import PoolFeed, is_fatal, open_worker, thread_worker
+from verifier.audit.metrics import envsimbench_config_match, feedback_match, op_scores, strict_config_match
 from verifier.audit.render import compare_reports, rebuild_report, render_markdown, render_summary, write_report
 from verifier.audit.report import ENVSIMBENCH_PUBLISHED, AuditReport, GroupStats, build_report, op_diff
 from verifier.audit.results import (
@@ -68,8 +70,6 @@ from verifier.audit.results import (
     set_aside_garbage,
     write_json,
 )
-from executors import ExecutorSpec, WorkerPool, open_pool
-from verifier.audit.metrics import envsimbench_config_match, feedback_match, op_scores, strict_config_match
 
 __all__ = [
     "AuditError", "AuditAborted", "run_audit", "audit_order", "score_prediction", "is_fatal",

@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from catalog.state.jsonable import json_equal
 from catalog.plan import Plan, PlanEffect, PlanEntity, PlanRule, PlanTool
+from catalog.state.jsonable import json_equal
 from constraints.simulate import SpecSimulator
 from constraints.spec import ConstraintSpec
 

@@ -23,9 +23,9 @@ from typing import Any, TypeGuard
 import libcst as cst
 
 from catalog.store import EnvHandle, read_env
+from sandbox.pool import SandboxPool
 from verifier.gate.run import verify_env
 from verifier.gate.settings import MUTATION
-from sandbox.pool import SandboxPool
 
 OPERATORS = ("negate_guard", "drop_guard", "flip_comparison", "off_by_one", "drop_write", "duplicate_write",
              "swap_arithmetic", "wrong_field", "swap_message")

@@ -28,19 +28,19 @@ from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from catalog.state.codec import plain_path
 from catalog.models import Action
 from catalog.plan import Plan
+from catalog.state.codec import plain_path
 from catalog.store import EnvHandle
 from constraints.completeness import CandidateCache, CompletenessRun
 from constraints.spec import ConstraintSpec, Param, ToolSpec
-from verifier.gate.checks import CHECKS, CheckResult, Severity, Verdict, check, runnable
 from sandbox.calls import SandboxExecutor
+from sandbox.pool import Job, JobResult, SandboxPool
+from verifier.gate.checks import CHECKS, CheckResult, Severity, Verdict, check, runnable
 from verifier.gate.findings import READ_PREFIXES, determinism_cause, first_difference, looks_like_error
-from verifier.gate.settings import VERIFY
 from verifier.gate.intent import PlanSimulator, disagreement, static_mismatches
 from verifier.gate.invariants import violations
-from sandbox.pool import Job, JobResult, SandboxPool
+from verifier.gate.settings import VERIFY
 from verifier.gate.typed_values import boundary, fitting, from_state, ill_typed_value, param_form, state_keys
 
 Sequence = tuple[str, list[Action]]

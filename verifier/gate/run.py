@@ -22,14 +22,14 @@ from catalog.errors import EnvforgeError
 from catalog.store import Catalog, EnvHandle
 from constraints.completeness import spec_of
 from constraints.extract import ExtractionError
-from verifier.gate.checks import CheckResult
 from executors import ExecutorSpec, open_pool
+from sandbox.isolation import default_isolation, require_isolation
+from sandbox.pool import DEFAULT_TIMEOUT, SandboxPool
+from verifier.gate.checks import CheckResult
+from verifier.gate.intent import load_plan
+from verifier.gate.properties import PropertySuite
 from verifier.gate.report import GateReport, broken_env_report
 from verifier.gate.settings import GATE, VERIFY
-from verifier.gate.intent import load_plan
-from sandbox.isolation import default_isolation, require_isolation
-from verifier.gate.properties import PropertySuite
-from sandbox.pool import DEFAULT_TIMEOUT, SandboxPool
 
 __all__ = ["GATE", "GateReport", "broken_env_report", "verify_env", "verify_envs"]
 

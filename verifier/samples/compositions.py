@@ -12,8 +12,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalog.errors import EnvforgeError
 from catalog.bench.strata import LADDER, RUNG_NAMES
+from catalog.errors import EnvforgeError
 
 __all__ = ["BUCKETS", "ENVSIMBENCH_COUNTS", "Composition", "CompositionError"]
 

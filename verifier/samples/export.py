@@ -49,21 +49,21 @@ from pathlib import Path
 from typing import Any
 
 from catalog.bench.items import BenchItem, item_id
+from catalog.bench.strata import rung, rung_of
+from catalog.models import Action, Outcome, StepResult
 from catalog.state.delta import DeltaConflict, DeltaOp, apply_delta, diff
 from catalog.state.jsonable import canonical_json, json_equal
-from catalog.models import Action, Outcome, StepResult
 from catalog.store import Catalog, CatalogError, EnvHandle
-from catalog.bench.strata import rung, rung_of
 from constraints.completeness import CompletenessRun
 from constraints.normalize import env_modules
 from constraints.spec import ConstraintSpec, ToolSpec
-from verifier.samples._spec_worker import extract
-from verifier.audit.results import RESULTS_FILE, is_wrong, load_results
-from verifier.samples.compositions import BUCKETS, Composition, CompositionError
 from executors import ExecutorSpec
 from executors.sandbox_jobs import JobPool, open_sandbox_pool
-from verifier.samples.report import BucketReport, ExportReport, render_export_report
 from sandbox.pool import DEFAULT_TIMEOUT, Job, JobResult
+from verifier.audit.results import RESULTS_FILE, is_wrong, load_results
+from verifier.samples._spec_worker import extract
+from verifier.samples.compositions import BUCKETS, Composition, CompositionError
+from verifier.samples.report import BucketReport, ExportReport, render_export_report
 
 __all__ = ["BUCKETS", "Composition", "CompositionError", "ExportResult", "export_samples",
            "export_failures", "render_export_report", "ExportReport", "ProgressFn"]

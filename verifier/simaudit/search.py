@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
 from catalog.bench.items import SimResult
-from catalog.models import Action, Outcome
 from catalog.bench.strata import delta_band
+from catalog.models import Action, Outcome
 from constraints.spec import ConstraintSpec
 from verifier.simaudit.answers import AnswerBook
 from verifier.simaudit.cases import Case, CaseSource
