@@ -18,11 +18,13 @@ import sqlite3
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from catalog.runtime import SqlRuntime  # noqa: E402
 from catalog.store import Catalog  # noqa: E402
 
 CLOCK = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC)
@@ -55,7 +57,7 @@ def grow_library(rows: int, seed: int = 7) -> dict[str, Any]:
     return {"members": members, "books": books, "loans": loans, "fines": {}, "env_meta": meta}
 
 
-def median_time(function: Any, repeat: int) -> float:
+def median_time(function: Callable[[], object], repeat: int) -> float:
     samples = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -79,6 +81,7 @@ def main() -> None:
     args = parser.parse_args()
 
     runtime = Catalog().get("library").runtime()
+    assert isinstance(runtime, SqlRuntime), "the library env is a SQL env (templates are its reset)"
     state = grow_library(args.rows)
     rows = sum(len(c) for c in state.values())
     template = runtime.template(state)

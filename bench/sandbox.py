@@ -22,24 +22,27 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from catalog.store import Catalog  # noqa: E402
+from catalog.runtime import SqlRuntime  # noqa: E402
+from catalog.store import Catalog, EnvHandle  # noqa: E402
+from sandbox.isolation import Isolation  # noqa: E402
 from sandbox.pool import Job, SandboxPool  # noqa: E402
 
 
-def pool_start(handle, action, isolation: str) -> float:  # type: ignore[no-untyped-def]
+def pool_start(handle: EnvHandle, action: dict[str, Any], isolation: Isolation) -> float:
     """Seconds from a new pool to the first answer (sandbox + fork server + worker + env load + one call)."""
     started = time.perf_counter()
-    with SandboxPool(1, timeout=10.0, isolation=isolation) as pool:  # type: ignore[arg-type]
+    with SandboxPool(1, timeout=10.0, isolation=isolation) as pool:
         result = pool.run(Job.for_env(handle, [action], state_name="default"))
         seconds = time.perf_counter() - started
     assert result.event is None, result.event
     return seconds
 
 
-def worker_start(pool: SandboxPool, copy: Path, handle, action) -> float:  # type: ignore[no-untyped-def]
+def worker_start(pool: SandboxPool, copy: Path, handle: EnvHandle, action: dict[str, Any]) -> float:
     """Seconds to the first answer of a new env version on a running pool (fork + env load + one call)."""
     job = Job.for_env(handle, [action], state_name="default")
     job.env_dir = str(copy)
@@ -77,6 +80,7 @@ def main() -> None:
             worker_starts["none"].append(worker_start(plain, copies[2 * index + 1], handle, actions[0]))
 
     runtime = handle.runtime()
+    assert isinstance(runtime, SqlRuntime), "the library env is a SQL env"
     template = runtime.template(handle.state("default"))
     start = time.perf_counter()
     for action in actions:

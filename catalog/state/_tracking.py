@@ -55,9 +55,10 @@ def _data_with_call(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Encoded:
-    """One encoding of an instance: public and hidden state, each attribute's JSON text (the
-    baseline the next call is compared with: text cannot be changed by whoever holds the
-    structures), and the hidden attributes left out for having no encoding.
+    """One encoding of an instance: public and hidden state, each attribute's JSON text, and what was left out.
+
+    The JSON text is the baseline the next call is compared with (text cannot be changed by
+    whoever holds the structures); left out are the hidden attributes that have no encoding.
     """
 
     public: dict[str, Any]

@@ -156,8 +156,9 @@ def decode(data: Any, types: TypeNames | None = None) -> Any:
 
 
 def readable(data: Any) -> Any:
-    """A plain-JSON view of an encoding for reading: keys as text, sets and tuples as lists,
-    Decimals and times as their text, objects as their attributes. Lossy: never decode it.
+    """A plain-JSON view of an encoding for reading. Lossy: never decode it.
+
+    Keys become text, sets and tuples lists, Decimals and times their text, objects their attributes.
     """
     if isinstance(data, list):
         return [readable(v) for v in data]
@@ -189,10 +190,12 @@ STRUCTURAL_KEYS = frozenset({"items", "attrs"})
 
 
 def plain_path(path: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """A delta path as the code names it: the encoding's own steps ("items" of an int-keyed dict,
-    set or tuple, "attrs" of an object) dropped, so `["orders", "items", "7", "status"]` reads
-    `("orders", "7", "status")`. Without the state it cannot tell a data key named "items" or
-    "attrs" from those steps; callers use it only as a second reading, never instead of the path.
+    """A delta path as the code names it, without the encoding's own steps.
+
+    The steps dropped are "items" of an int-keyed dict, set or tuple and "attrs" of an object, so
+    `["orders", "items", "7", "status"]` reads `("orders", "7", "status")`. Without the state it
+    cannot tell a data key named "items" or "attrs" from those steps; callers use it only as a
+    second reading, never instead of the path.
     """
     return tuple(key for key in path if key not in STRUCTURAL_KEYS)
 

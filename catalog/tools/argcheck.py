@@ -43,9 +43,11 @@ __all__ = ["Form", "compile_annotation", "form_problem", "type_problem", "descri
 
 @dataclass(frozen=True)
 class Form:
-    """A compiled hint. `kind` is one of: any, int, float, str, bool, none, list, set, tuple, dict,
-    union, literal. `args` holds the element forms (list/set: 1; dict: key, value; tuple: the
-    items, or one item when `variadic`; union: the members) or, for literal, the allowed values.
+    """A compiled hint.
+
+    `kind` is one of: any, int, float, str, bool, none, list, set, tuple, dict, union, literal.
+    `args` holds the element forms (list/set: 1; dict: key, value; tuple: the items, or one item
+    when `variadic`; union: the members) or, for literal, the allowed values.
     """
 
     kind: str

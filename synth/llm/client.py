@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -58,7 +58,7 @@ class LLMClient:
         key = api_key or spec.api_key()
         self._missing_key = "" if key or not spec.api_key_env else spec.api_key_env
         self._openai = openai.OpenAI(base_url=self.base_url, api_key=key or "not-needed", max_retries=0,
-                                     timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)))
+                                     timeout=openai.Timeout(timeout, connect=min(timeout, 5.0)))
 
     # -- public calls ---------------------------------------------------------------------
 
@@ -220,7 +220,7 @@ class LLMClient:
                 if code < 500 and code not in RETRY_STATUS:
                     raise RequestRejected(self._rejected_message(exc)) from exc
                 last, kind = exc, "rate" if code == 429 else "server"
-                retry_after = _retry_after(exc.response)
+                retry_after = _retry_after(exc.response.headers)
             else:
                 return self._account(resp, rec)
             if attempt < self.attempts:
@@ -270,8 +270,8 @@ class LLMClient:
         return text
 
 
-def _retry_after(response: httpx.Response | None) -> float | None:
-    value = response.headers.get("retry-after") if response is not None else None
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    value = headers.get("retry-after")
     try:
         return float(value) if value else None
     except ValueError:

@@ -168,7 +168,7 @@ def _merge(specs: dict[str, ModelSpec], text: str, where: str) -> None:
             if (isinstance(value, bool) and want is not bool) or not isinstance(value, want):
                 kind = want.__name__ if isinstance(want, type) else "number"
                 raise RegistryError(f"{at}: models.{name}.{key} must be a {kind}, got {value!r}")
-            if key.startswith("price") and value < 0:
+            if key.startswith("price") and isinstance(value, int | float) and value < 0:  # checked a number above
                 raise RegistryError(f"{at}: models.{name}.{key} must be >= 0")
         if name in specs:
             spec = dataclasses.replace(specs[name], **fields, source=where)

@@ -75,7 +75,7 @@ def same(a: Any, b: Any, pairs: dict[int, int] | None = None) -> bool:
         return list(a) == list(b) and all(same(a[k], b[k], pairs) for k in a) and (
             not extra or same(vars(a), vars(b), pairs))
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y, pairs) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y, pairs) for x, y in zip(a, b, strict=True))
     if isinstance(a, (set, frozenset)):
         return a == b
     if isinstance(a, random.Random):
