@@ -92,7 +92,7 @@ def measure_gate(checkout: Path, catalog: Path) -> dict[str, Any]:
         env = {**os.environ, "PYTHONPATH": str(checkout)}
         subprocess.run([sys.executable, str(Path(__file__).resolve()), "--gate-cpu", str(catalog), "--out", out.name],
                        check=True, cwd=checkout, env=env)
-        return json.loads(Path(out.name).read_text())  # type: ignore[no-any-return]
+        return json.loads(Path(out.name).read_text())
 
 
 def cli_wall(checkout: Path, n: int, seed: int) -> float:

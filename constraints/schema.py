@@ -67,7 +67,7 @@ def imports_of(module: cst.Module) -> dict[str, str]:
             elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                 origin = ("." * len(small.relative)) + (_dotted(small.module) if small.module else "")
                 for alias in small.names:
-                    name = alias.name.value  # type: ignore[union-attr]
+                    name = alias.name.value
                     local = str(alias.asname.name.value if alias.asname else name)  # type: ignore[union-attr]
                     names[local] = f"{origin}.{name}"
     return names

@@ -62,7 +62,7 @@ class _Spawner:
         result = answer.get()
         if isinstance(result, BaseException):
             raise result
-        return result  # type: ignore[no-any-return]
+        return result
 
     def _serve(self) -> None:
         while True:

@@ -75,7 +75,7 @@ class RemoteCheckpoints(BaseCheckpointSaver[str]):
         return ray.get(getattr(self.host, method).remote(*args))
 
     def get_tuple(self, config: Any) -> CheckpointTuple | None:
-        return self._call("get_tuple", config)  # type: ignore[no-any-return]
+        return self._call("get_tuple", config)
 
     def list(self, config: Any, *, filter: dict[str, Any] | None = None, before: Any = None,
              limit: int | None = None) -> Iterator[CheckpointTuple]:

@@ -203,7 +203,7 @@ def detect(tree: ast.Module, others: list[ast.Module], *, convention: Convention
     problems = []
     for name in ("tool_classes", "toolkit", "class", "functions"):
         try:
-            return finders[name]()  # type: ignore[index]
+            return finders[name]()
         except ConventionError as exc:
             problems.append(f"{name}: {exc}")
             if name == "class" and "pass --class" in str(exc):

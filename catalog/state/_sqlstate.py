@@ -51,7 +51,7 @@ def _column_codecs(column: sa.Column[Any]) -> tuple[Codec, Codec]:
     """
     column_type = column.type
     process = column_type.dialect_impl(_DIALECT).result_processor(_DIALECT, None)
-    to_json: Codec = (lambda v: to_jsonable(process(v))) if process else to_jsonable  # type: ignore[misc]
+    to_json: Codec = (lambda v: to_jsonable(process(v))) if process else to_jsonable
     base = column_type.impl_instance if isinstance(column_type, sa.types.TypeDecorator) else column_type
     try:
         python_type = base.python_type
