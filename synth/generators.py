@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from synth.llm.ledger import Usage
-from synth.procedural.blueprint import Blueprint
+from synth.procedural.blueprint import Blueprint, SizeName
 from synth.procedural.compiler import compile_env
 from synth.procedural.design import design, topic_text
 from synth.procedural.ontology import load_domains
@@ -55,7 +55,7 @@ class ProceduralGenerator:
     model = None
     can_correct = False
 
-    def __init__(self, domain_order: list[str] | None = None, *, size: str = "medium") -> None:
+    def __init__(self, domain_order: list[str] | None = None, *, size: SizeName = "medium") -> None:
         self.domains = {d.id: d for d in load_domains()}
         self.order = domain_order or sorted(self.domains)
         self.size = size

@@ -17,6 +17,7 @@ from typing import Any
 
 from catalog.errors import EnvforgeError
 from synth.llm.registry import ModelSpec
+from synth.procedural.blueprint import SizeName
 from verifier.gate.settings import SYNTHESIS
 
 __all__ = ["Endpoint", "RunConfig", "RunError", "RunModels", "read_run_config", "runs_dir"]
@@ -46,7 +47,7 @@ class RunConfig:
     gate_examples: int = SYNTHESIS.examples
     gate_effort: float = SYNTHESIS.effort
     domain_order: list[str] = field(default_factory=list)
-    size: str = "medium"
+    size: SizeName = "medium"
     judge_model: str | None = None
     base_url: str | None = None
     judge_base_url: str | None = None

@@ -21,7 +21,7 @@ from typing import Any
 from synth.generators import Usage, split_schema
 from synth.llm import LLMClient, LLMError, ModelSpec
 from synth.mining import load_corpus
-from synth.procedural.blueprint import Blueprint
+from synth.procedural.blueprint import Blueprint, SizeName
 from synth.procedural.compiler import compile_env
 from synth.procedural.design import design
 from synth.procedural.ontology import load_domains
@@ -39,7 +39,7 @@ class LLMGenerator:
     name = "llm"
 
     def __init__(self, spec: ModelSpec, *, mode: str = "blueprint", domain_order: list[str] | None = None,
-                 base_url: str | None = None, client: LLMClient | None = None, size: str = "medium") -> None:
+                 base_url: str | None = None, client: LLMClient | None = None, size: SizeName = "medium") -> None:
         """`spec` is the resolved registry entry; `base_url` where this session reaches it."""
         if mode not in ("blueprint", "code"):
             raise ValueError(f"mode must be blueprint or code, not {mode!r}")

@@ -775,14 +775,14 @@ def rules_of(bp: Blueprint) -> list[str]:
             rule = f"{t.name}: {_a(what)} must be {' or '.join(t.sources)}; it becomes {t.target}"
             if t.owner:
                 rule += f", and only for its own {t.owner.removesuffix('_id').replace('_', ' ')}"
-            if t.deadline and e.role("deadline"):
-                rule += f", never after its {e.role('deadline').name.replace('_', ' ')}"  # type: ignore[union-attr]
+            if t.deadline and (deadline := e.role("deadline")):
+                rule += f", never after its {deadline.name.replace('_', ' ')}"
             rules.append(rule + ".")
         elif t.archetype == "create" and (t.capacity or t.quota):
             parent = bp.entity(e.parent or "")
             limit = []
-            if t.capacity and parent.role("capacity"):
-                limit.append(f"its {parent.role('capacity').name.replace('_', ' ')}")  # type: ignore[union-attr]
+            if t.capacity and (capacity := parent.role("capacity")):
+                limit.append(f"its {capacity.name.replace('_', ' ')}")
             if t.quota:
                 limit.append(str(t.quota))
             rules.append(f"{_a(parent.name, True)} holds at most {' and at most '.join(limit)} open "

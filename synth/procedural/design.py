@@ -28,7 +28,7 @@ import re
 from typing import Literal
 
 from catalog.plan import Invariant
-from synth.procedural.blueprint import EDITABLE, READS, SIZES, Blueprint, EntitySpec, FieldSpec, ToolRecipe
+from synth.procedural.blueprint import EDITABLE, READS, SIZES, Blueprint, EntitySpec, FieldSpec, SizeName, ToolRecipe
 from synth.procedural.compiler import per_unit
 from synth.procedural.ontology.schema import Domain, EntityT, FieldT, Transition
 from synth.procedural.ontology.support import SUPPORT, SupportT, support_entity
@@ -490,7 +490,7 @@ def _choose(pool: list[ToolRecipe], required: list[ToolRecipe], target: int, rng
     return [t for t in pool if t.name in chosen]
 
 
-def design(domain: Domain, seed: int, *, size_class: str = "medium", focus: str | None = None,
+def design(domain: Domain, seed: int, *, size_class: SizeName = "medium", focus: str | None = None,
            size: int | None = None, width: int | None = None) -> Blueprint:
     """Design one environment of `domain`; the same arguments always give the same blueprint.
 
@@ -560,7 +560,7 @@ def design(domain: Domain, seed: int, *, size_class: str = "medium", focus: str 
     env_id = env_id_for(domain, id_seed)
     return Blueprint(env_id=env_id, name=f"{domain.title} ({focus_e.table.replace('_', ' ')})", domain=domain.id,
                      sector=domain.sector, topic=topic, description=description, actor=domain.actor,
-                     entities=entities, tools=tools, seed=seed, size=size_class,  # type: ignore[arg-type]
+                     entities=entities, tools=tools, seed=seed, size=size_class,
                      invariants=_unique(invariants),
                      knobs={"field_keep": keep, "update_width": width, "tools": len(tools), "entities": len(entities),
                             "size": size_class})
