@@ -82,24 +82,47 @@ def test_every_relative_link_resolves(doc):
     assert not broken, broken
 
 
-def modules_md_rows() -> list[str]:
-    """The module paths that docs/modules.md's tables name in their first column."""
-    rows = []
+SECTION = re.compile(r"^##\s+`([^`]+/)`")
+ROW = re.compile(r"^\|([^|]*)\|")
+
+
+def modules_md_rows() -> tuple[set[str], list[str]]:
+    """docs/modules.md's package sections (folders) and the module paths its rows name.
+
+    A row's first cell names modules (or a folder of data modules, `reference/`) relative to the
+    section's package; a package's `__init__.py` is described by its section's paragraph.
+    """
+    sections: set[str] = set()
+    rows: list[str] = []
+    section = ""
     for line in prose(ROOT / "docs" / "modules.md"):
-        match = re.match(r"^\|\s*`([^`]+\.py)`", line)
-        if match:
-            rows.append(match.group(1))
-    return rows
+        heading = SECTION.match(line)
+        if heading:
+            section = heading.group(1)
+            sections.add(section)
+        elif line.startswith("## "):
+            section = ""
+        row = ROW.match(line)
+        if row and section:
+            rows += [section + name for name in re.findall(r"`([^`]+)`", row.group(1)) if name.endswith((".py", "/"))]
+    return sections, rows
 
 
 def test_modules_md_has_one_row_per_module():
-    modules = {str(p.relative_to(ROOT)) for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
-    if (ROOT / "cli").is_dir():  # the CLI as a package of one module per command
-        modules |= {str(p.relative_to(ROOT)) for p in (ROOT / "cli").rglob("*.py")}
-    rows = modules_md_rows()
+    packages = [*PACKAGES, *(["cli"] if (ROOT / "cli").is_dir() else [])]  # the CLI, once a package
+    modules = {p.relative_to(ROOT).as_posix() for package in packages for p in (ROOT / package).rglob("*.py")}
+    sections, rows = modules_md_rows()
     duplicated = sorted({row for row in rows if rows.count(row) > 1})
     assert not duplicated, f"more than one row: {duplicated}"
-    stale = sorted(set(rows) - modules)
+    folders = [row for row in rows if row.endswith("/")]
+    stale = sorted(row for row in rows if row not in modules and not (row in folders and (ROOT / row).is_dir()))
     assert not stale, f"rows naming no module: {stale}"
-    missing = sorted(modules - set(rows))
+    covered = {m for m in modules if m in rows or any(m.startswith(folder) for folder in folders)}
+    described = {m for m in modules if m.endswith("/__init__.py") and m[: -len("__init__.py")] in sections}
+    missing = sorted(modules - covered - described)
     assert not missing, f"modules without a row: {missing}"
+    twice = sorted(m for m in modules if m in rows and any(m.startswith(folder) for folder in folders))
+    assert not twice, f"modules with a row and a folder row: {twice}"
+    packages_without_section = sorted({m[: -len("__init__.py")] for m in modules if m.endswith("/__init__.py")} - sections
+                                      - {m[: -len("__init__.py")] for m in covered})
+    assert not packages_without_section, f"packages without a section: {packages_without_section}"
