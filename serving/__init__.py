@@ -1,7 +1,8 @@
 """Serving envs to agents: the gym-style API (`make`, `ToolEnv`) and the MCP server (`mcp_server`).
 
-Serving executes envs, so it sits in `verifier` (it uses the sandbox for untrusted code) and
-imports nothing from `synth`; rollouts, which drive models, build on it from `synth`.
+Serving is its own layer, below the verifier and above the sandbox and the executors: it runs
+untrusted envs in sandbox workers (trusted ones in-process) and env instances as Ray actors, and
+knows nothing of checks or models. Rollouts, which drive models, build on it from `synth`.
 """
 
 from serving.gym import BadToolCall, EpisodeOver, ServingError, ToolEnv, make

@@ -1,4 +1,11 @@
-"""Executing and checking: sandbox, FM/CM metrics, property tests, mutation testing, audits.
+"""Checking envs and simulators against real execution, by job.
 
-Not built yet (issue 4). Depends on `constraints` and `catalog`.
+- `verifier.gate`: the quality gate (property checks, intent, guards, mutation testing);
+- `verifier.audit`: simulator audits on benchmark samples (FM/CM metrics, resumable results);
+- `verifier.samples`: verified benchmark samples, exported by stratum;
+- `verifier.simaudit`: property-based simulator audits with shrunk counterexamples;
+- `verifier.replay`: call files replayed against an env.
+
+Executes through the layers below it (serving, executors, sandbox) and reads `constraints` and
+`catalog`; nothing below imports it.
 """

@@ -1,0 +1,1 @@
+"""Benchmark data: items and simulator answers, the strata ladder, EnvSimBench's formats."""

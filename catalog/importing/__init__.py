@@ -1,0 +1,1 @@
+"""External environments: the four code conventions, failure conventions, the importer."""

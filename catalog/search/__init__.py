@@ -1,0 +1,1 @@
+"""Embeddings and semantic search over the catalog (faiss), and near-duplicate detection."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import tomllib
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +18,7 @@ from synth.assemble import entry_of, plan_of
 from synth.procedural.blueprint import Blueprint
 from synth.procedural.compiler import compile_env
 from synth.procedural.design import design
-from synth.procedural.ontology import SECTORS, load_domains, parse_field
+from synth.procedural.ontology import DOMAINS_DIR, SECTORS, load_domains, parse_field, read_domain_file
 from synth.procedural.states import initial_states
 from synth.procedural.tasks import make_tasks
 from verifier.gate.intent import static_mismatches
@@ -27,6 +30,39 @@ def test_ontology_covers_forty_domains_in_every_sector():
     assert len(DOMAINS) >= 40
     assert {d.sector for d in DOMAINS} == set(SECTORS)
     assert all(len(d.entities) >= 3 for d in DOMAINS)
+
+
+def test_domains_are_data_files_one_per_sector_shipped_as_package_data():
+    root = Path(__file__).parents[2]
+    files = sorted(DOMAINS_DIR.iterdir())
+    assert [f.name for f in files] == sorted(f"{s}.json" for s in SECTORS)
+    assert sorted(d.id for f in files for d in read_domain_file(f)) == [d.id for d in DOMAINS]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["synth"]
+    for f in files:
+        inside = f.relative_to(root / "synth").as_posix()
+        assert any(fnmatch.fnmatch(inside, g) for g in globs), f"{inside} is not shipped (pyproject package-data)"
+
+
+def test_domain_file_errors_name_the_file_and_the_domain(tmp_path):
+    hotel = next(d for d in DOMAINS if d.id == "hotel")
+    entry = json.loads(hotel.model_dump_json())
+    path = tmp_path / "travel.json"
+    path.write_text(json.dumps([entry]))
+    assert read_domain_file(path) == (hotel,)
+    path.write_text(json.dumps([{**entry, "entities": entry["entities"][:2]}]))
+    with pytest.raises(ValueError, match=r"travel.json: domain 'hotel': .*needs 3\+ entities"):
+        read_domain_file(path)
+    first = {**entry["entities"][0], "fields": ["seats:integer"]}
+    path.write_text(json.dumps([{**entry, "entities": [first, *entry["entities"][1:]]}]))
+    with pytest.raises(ValueError, match=r"travel.json: domain 'hotel': .*type 'integer' is not one of"):
+        read_domain_file(path)
+    path.write_text("[{")
+    with pytest.raises(ValueError, match="travel.json: not valid JSON"):
+        read_domain_file(path)
+    misplaced = tmp_path / "retail.json"
+    misplaced.write_text(json.dumps([entry]))
+    with pytest.raises(ValueError, match=r"retail.json: domain 'hotel' has sector 'travel'"):
+        read_domain_file(misplaced)
 
 
 def test_field_shorthand_errors_name_the_problem():

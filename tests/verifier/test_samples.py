@@ -240,7 +240,7 @@ def test_envsimbench_mix_from_a_small_synthesized_catalog(tmp_path):
     # Natural tools make |Δ| = 6 a property of a few operations (an audited move with its history
     # row...), no longer a knob every env turns: a 3-env catalog does not always hold such a call
     # (seed 5's and seed 2's do not; seeds 1 and 3 do). The 200-env export is measured with
-    # `bench export --n 400 --composition envsimbench` (README).
+    # `bench export --n 400 --composition envsimbench` (docs/guide/bench.md).
     synthesize(RunConfig(n=3, catalog=str(tmp_path), workers=1, seed=3), progress=False)
     catalog = Catalog(tmp_path)
     comp = Composition.envsimbench(24)

@@ -1,0 +1,1 @@
+"""Simulator audits on benchmark samples: feeding a simulator, FM/CM metrics, resumable results, reports."""

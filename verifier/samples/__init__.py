@@ -1,0 +1,1 @@
+"""Verified benchmark samples: call compositions, export by stratum, the export report."""

@@ -1,30 +1,72 @@
 """The domain ontology of the procedural backend: domains, entities, fields, lifecycles.
 
-Every module under `synth/procedural/ontology/domains/` defines `DOMAINS`; `load_domains()` gathers and
-validates them (ids unique) in a fixed order, so a seed always means the same choices.
+The domains are data, not code: `synth/procedural/ontology/domains/<sector>.json` holds one sector's
+domains as a JSON list, each entry what `Domain` (schema.py) takes -- field shorthand strings, a
+`transitions` map of `verb: "from,from>to"` -- so reading one never runs anything. `load_domains()`
+reads every file, validates each domain with the schema (an error names the file and the domain;
+a domain must sit in its sector's file; ids are unique across files) and returns them sorted by id,
+so a seed always means the same choices whatever file a domain is in.
+
+Adding a domain is adding an entry to its sector's file (a new sector also needs its name in
+`schema.SECTORS`); the files ship as package data (pyproject's `synth` entry globs `*.json` there).
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+import json
 from functools import cache
+from pathlib import Path
+
+from pydantic import ValidationError
 
 from synth.procedural.ontology.schema import SECTORS, Domain, EntityT, FieldT, Transition, parse_field
 
-__all__ = ["load_domains", "Domain", "EntityT", "FieldT", "Transition", "parse_field", "SECTORS"]
+__all__ = ["load_domains", "read_domain_file", "DOMAINS_DIR", "Domain", "EntityT", "FieldT", "Transition",
+           "parse_field", "SECTORS"]
+
+DOMAINS_DIR = Path(__file__).with_name("domains")
+
+
+def read_domain_file(path: Path) -> tuple[Domain, ...]:
+    """One sector file's domains, in file order; ValueError naming the file (and domain) if any is invalid."""
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path.name}: not valid JSON ({error})") from None
+    if not isinstance(entries, list):
+        raise ValueError(f"{path.name}: expected a JSON list of domains, got {type(entries).__name__}")
+    domains = []
+    for index, entry in enumerate(entries):
+        label = repr(entry.get("id")) if isinstance(entry, dict) and "id" in entry else f"#{index + 1}"
+        try:
+            domain = Domain.model_validate(entry)
+        except ValidationError as error:
+            problems = _problems(error).removeprefix(f"domain {label}: ")  # the schema's own messages name it too
+            raise ValueError(f"{path.name}: domain {label}: {problems}") from None
+        if domain.sector != path.stem:
+            raise ValueError(f"{path.name}: domain {label} has sector {domain.sector!r}; "
+                             f"it belongs in {domain.sector}.json")
+        domains.append(domain)
+    return tuple(domains)
+
+
+def _problems(error: ValidationError) -> str:
+    """The schema's complaints, one `where: what` each (where: the path inside the domain entry)."""
+    lines = []
+    for problem in error.errors(include_url=False):
+        where = ".".join(str(part) for part in problem["loc"])
+        what = problem["msg"].removeprefix("Value error, ")
+        lines.append(f"{where}: {what}" if where else what)
+    return "; ".join(lines)
 
 
 @cache
 def load_domains() -> tuple[Domain, ...]:
-    """All domains, sorted by id; raises ValueError on a duplicate id."""
-    from synth.procedural.ontology import domains as package
-
-    found: dict[str, Domain] = {}
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
-        for domain in getattr(module, "DOMAINS", []):
+    """All domains of `DOMAINS_DIR`, sorted by id; ValueError on an invalid file or a duplicate id."""
+    found: dict[str, tuple[Domain, str]] = {}
+    for path in sorted(DOMAINS_DIR.glob("*.json")):
+        for domain in read_domain_file(path):
             if domain.id in found:
-                raise ValueError(f"duplicate domain id {domain.id!r} (in {info.name})")
-            found[domain.id] = domain
-    return tuple(found[k] for k in sorted(found))
+                raise ValueError(f"{path.name}: duplicate domain id {domain.id!r} (also in {found[domain.id][1]})")
+            found[domain.id] = (domain, path.name)
+    return tuple(found[k][0] for k in sorted(found))
