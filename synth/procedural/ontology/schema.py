@@ -25,7 +25,7 @@ record names.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, TypeGuard, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -33,8 +33,8 @@ __all__ = ["FieldType", "FieldT", "EntityT", "Transition", "Domain", "SECTORS", 
 
 FieldType = Literal["text", "name", "email", "phone", "code", "int", "float", "money", "bool", "datetime", "choice"]
 Role = Literal["label", "unique", "capacity", "balance", "deadline", "core"]
-FIELD_TYPES = ("text", "name", "email", "phone", "code", "int", "float", "money", "bool", "datetime", "choice")
-ROLES = ("label", "unique", "capacity", "balance", "deadline", "core")
+FIELD_TYPES: tuple[FieldType, ...] = get_args(FieldType)
+ROLES: tuple[Role, ...] = get_args(Role)
 SECTORS = ("retail", "finance", "travel", "health", "education", "logistics", "government", "media", "iot", "hr",
            "hospitality", "real_estate", "legal", "energy", "agriculture", "automotive", "telecom", "insurance",
            "nonprofit", "sports", "manufacturing")
@@ -63,6 +63,14 @@ class FieldT(_Strict):
         return self.type in ("int", "float", "money")
 
 
+def _is_field_type(kind: str) -> TypeGuard[FieldType]:
+    return kind in FIELD_TYPES
+
+
+def _is_role(token: str) -> TypeGuard[Role]:
+    return token in ROLES
+
+
 def parse_field(text: str) -> FieldT:
     """Parse the shorthand ``name:type [lo..hi] [a|b|c] [role ...]``.
 
@@ -77,11 +85,11 @@ def parse_field(text: str) -> FieldT:
     name, kind = head.split(":", 1)
     if not _SNAKE.match(name) or name in _RESERVED:
         raise ValueError(f"field {text!r}: name must be snake_case and not one of {sorted(_RESERVED)}")
-    if kind not in FIELD_TYPES:
+    if not _is_field_type(kind):
         raise ValueError(f"field {text!r}: type {kind!r} is not one of {FIELD_TYPES}")
     lo = hi = None
     choices: tuple[str, ...] = ()
-    roles: list[str] = []
+    roles: list[Role] = []
     for token in rest:
         if ".." in token:
             low, high = token.split("..", 1)
@@ -90,7 +98,7 @@ def parse_field(text: str) -> FieldT:
                 raise ValueError(f"field {text!r}: empty range {token}")
         elif "|" in token:
             choices = tuple(token.split("|"))
-        elif token in ROLES:
+        elif _is_role(token):
             roles.append(token)
         else:
             raise ValueError(f"field {text!r}: unknown token {token!r} (roles: {ROLES})")
@@ -104,7 +112,7 @@ def parse_field(text: str) -> FieldT:
         raise ValueError(f"field {text!r}: a balance must be numeric")
     if "deadline" in roles and kind != "datetime":
         raise ValueError(f"field {text!r}: a deadline must be a datetime")
-    return FieldT(name=name, type=kind, lo=lo, hi=hi, choices=choices, roles=tuple(roles))  # type: ignore[arg-type]
+    return FieldT(name=name, type=kind, lo=lo, hi=hi, choices=choices, roles=tuple(roles))
 
 
 class Transition(_Strict):
