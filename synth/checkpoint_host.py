@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
     ChannelVersions,
@@ -41,20 +42,20 @@ class CheckpointHost:
     def __init__(self, path: str) -> None:
         self.saver, self.connection = open_saver(path)
 
-    def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
-        return self.saver.get_tuple(config)  # type: ignore[arg-type]
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self.saver.get_tuple(config)
 
-    def list(self, config: dict[str, Any] | None, filter: dict[str, Any] | None, before: dict[str, Any] | None,
+    def list(self, config: RunnableConfig | None, filter: dict[str, Any] | None, before: RunnableConfig | None,
              limit: int | None) -> list[CheckpointTuple]:
-        return list(self.saver.list(config, filter=filter, before=before, limit=limit))  # type: ignore[arg-type]
+        return list(self.saver.list(config, filter=filter, before=before, limit=limit))
 
-    def put(self, config: dict[str, Any], checkpoint: Checkpoint, metadata: CheckpointMetadata,
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
             new_versions: ChannelVersions) -> dict[str, Any]:
-        return dict(self.saver.put(config, checkpoint, metadata, new_versions))  # type: ignore[arg-type]
+        return dict(self.saver.put(config, checkpoint, metadata, new_versions))
 
-    def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str,
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                    task_path: str) -> None:
-        self.saver.put_writes(config, writes, task_id, task_path)  # type: ignore[arg-type]
+        self.saver.put_writes(config, writes, task_id, task_path)
 
     def delete_thread(self, thread_id: str) -> None:
         self.saver.delete_thread(thread_id)
@@ -92,6 +93,7 @@ class RemoteCheckpoints(BaseCheckpointSaver[str]):
         self._call("delete_thread", thread_id)
 
     def get_next_version(self, current: str | None, channel: None) -> str:
+        # SqliteSaver's version scheme, borrowed unbound: it reads nothing of `self`, so the file stays one scheme
         return SqliteSaver.get_next_version(self, current, channel)  # type: ignore[arg-type]
 
 

@@ -209,7 +209,7 @@ class LLMClient:
             retry_after: float | None = None
             try:
                 resp = self._openai.chat.completions.create(
-                    model=self.spec.model, messages=messages,  # type: ignore[arg-type]
+                    model=self.spec.model, messages=messages,  # type: ignore[arg-type]  # plain dicts of the SDK's TypedDict shapes
                     max_tokens=max_tokens, temperature=temperature, **extra)
             except openai.APITimeoutError as exc:
                 last, kind = exc, "timeout"
