@@ -21,6 +21,7 @@ import signal
 import socket
 import subprocess
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +126,7 @@ class ForkServer:
     def alive(self) -> bool:
         return not self._dead and self.process.poll() is None
 
-    def _request(self, request: dict[str, Any], fds: list[int] = ()) -> bool:  # type: ignore[assignment]
+    def _request(self, request: dict[str, Any], fds: Sequence[int] = ()) -> bool:
         try:
             with self._send_lock:
                 socket.send_fds(self.control, [json.dumps(request).encode()], list(fds))

@@ -70,7 +70,12 @@ class LoadedEnv:
     def reset(self, runtime: SqlRuntime | ClassRuntime, start: StateTemplate | dict[str, Any]) -> None:
         """Reset an instance's runtime to a template (the lock keeps concurrent backups of one template apart)."""
         with self.lock:
-            runtime.reset(start)  # type: ignore[arg-type]
+            if isinstance(runtime, SqlRuntime):
+                runtime.reset(start)
+            elif isinstance(start, dict):
+                runtime.reset(start)
+            else:  # template() gives a class env its state dict: a template here is a caller's mistake
+                raise TypeError(f"a class env resets to a state dict, not a {type(start).__name__}")
 
 
 _LOADED: dict[tuple[str, str | None], LoadedEnv] = {}

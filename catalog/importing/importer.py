@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -370,11 +371,11 @@ def _detect(path: Path, collected: _Collected, convention: Convention | None, en
         raise ImportProblem(f"{path.name}: {exc}") from None
 
 
-def import_env(path: Path, catalog: Catalog, *, class_name: str | None = None, configs: list[Path] = (),  # type: ignore[assignment]
+def import_env(path: Path, catalog: Catalog, *, class_name: str | None = None, configs: Sequence[Path] = (),
                env_id: str | None = None, replace: bool = False, check: LoadCheck | None = None,
                convention: Convention | None = None, package_root: Path | None = None,
-               allow_modules: list[str] = (), failure_exceptions: list[str] = (),  # type: ignore[assignment]
-               error_prefixes: list[str] = ()) -> ImportReport:  # type: ignore[assignment]
+               allow_modules: Sequence[str] = (), failure_exceptions: Sequence[str] = (),
+               error_prefixes: Sequence[str] = ()) -> ImportReport:
     """Turn `path` (a module in one of the four conventions) into a catalog env; see module doc.
 
     `class_name` names the entry when several fit (a class, a tool list or the state dict).
