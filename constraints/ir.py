@@ -248,7 +248,7 @@ class Translator:
                     else:
                         elements = [handler.type]
                     types = [self.source(e).split(".")[-1] for e in elements]
-                name = handler.name.name.value if handler.name is not None else None  # type: ignore[union-attr]
+                name = cst.ensure_type(handler.name.name, cst.Name).value if handler.name is not None else None
                 handlers.append({"types": types, "name": name, "body": self.block(handler.body)})
             return {"s": "try", "body": self.block(node.body), "handlers": handlers,
                     "orelse": self.block(node.orelse.body) if node.orelse else [],

@@ -438,7 +438,7 @@ class _ToolClasses:
                             small.targets[0].target, cst.Name) and small.targets[0].target.value == self.entry and \
                             isinstance(small.value, (cst.List, cst.Tuple)) and all(
                                 isinstance(e.value, cst.Name) for e in small.value.elements):
-                        return [e.value.value for e in small.value.elements]  # type: ignore[attr-defined]
+                        return [cst.ensure_type(e.value, cst.Name).value for e in small.value.elements]
         raise NormalizeError(f"no literal tool list {self.entry!r} in the env module (the tools cannot be read "
                              "without running the code)")
 
@@ -722,7 +722,7 @@ def _renamed(member: cst.BaseStatement, hidden: list[str]) -> cst.BaseStatement:
                 return updated_node.with_changes(name=cst.Name(f"_nt_{original_node.name.value}"))
             return updated_node
 
-    return member.visit(Rename()) if isinstance(member, cst.FunctionDef) else member  # type: ignore[return-value]
+    return cst.ensure_type(member.visit(Rename()), cst.FunctionDef) if isinstance(member, cst.FunctionDef) else member
 
 
 def _tool_marker(toolkit: cst.ClassDef) -> str:

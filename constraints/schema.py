@@ -41,7 +41,7 @@ def literal_values(text: str | None) -> list[Any] | None:
     except cst.ParserSyntaxError:
         return None
     values: list[Any] = []
-    for element in node.elements:  # type: ignore[attr-defined]
+    for element in cst.ensure_type(node, cst.List).elements:
         value = element.value
         if isinstance(value, cst.SimpleString):
             values.append(value.evaluated_value)
@@ -62,13 +62,13 @@ def imports_of(module: cst.Module) -> dict[str, str]:
             if isinstance(small, cst.Import):
                 for alias in small.names:
                     dotted = _dotted(alias.name)
-                    local = alias.asname.name.value if alias.asname else dotted.split(".")[0]  # type: ignore[union-attr]
+                    local = cst.ensure_type(alias.asname.name, cst.Name).value if alias.asname else dotted.split(".")[0]
                     names[local] = dotted if alias.asname else dotted.split(".")[0]
             elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                 origin = ("." * len(small.relative)) + (_dotted(small.module) if small.module else "")
                 for alias in small.names:
                     name = alias.name.value
-                    local = str(alias.asname.name.value if alias.asname else name)  # type: ignore[union-attr]
+                    local = str(cst.ensure_type(alias.asname.name, cst.Name).value if alias.asname else name)
                     names[local] = f"{origin}.{name}"
     return names
 
