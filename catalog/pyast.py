@@ -30,7 +30,7 @@ def parse(source: str, mode: Literal["eval"]) -> ast.Expression: ...
 def parse(source: str, mode: Literal["exec", "eval"] = "exec") -> ast.Module | ast.Expression:
     """`ast.parse(source, mode=mode)`, one thread at a time."""
     with _LOCK:
-        return ast.parse(source, mode=mode)  # type: ignore[return-value]
+        return ast.parse(source, mode=mode)  # type: ignore[return-value]  # typeshed types ast.parse by mode only for literals
 
 
 def literal_eval(text: str) -> Any:

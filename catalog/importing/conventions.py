@@ -314,11 +314,11 @@ def _tool_classes_env(module: ModuleType, entry: str | None) -> type:
     namespace: dict[str, Any] = {"__module__": module.__name__, "__doc__": module.__doc__,
                                  "__init__": _no_arguments, "_load_scenario": _load_attributes}
     for tool in _tool_types(module, entry):
-        info = tool.get_info()  # type: ignore[attr-defined]
+        info = tool.get_info()  # type: ignore[attr-defined]  # a tool class: _is_tool_type checked it has one
         schema = info.get("function", info) if isinstance(info, dict) else None
         if not isinstance(schema, dict) or not isinstance(schema.get("name"), str):
             raise ConventionError(f"{tool.__name__}.get_info() gives no function name")
-        invoke = tool.invoke  # type: ignore[attr-defined]
+        invoke = tool.invoke  # type: ignore[attr-defined]  # likewise
 
         def method(self: Any, *args: Any, _invoke: Callable[..., Any] = invoke, **kwargs: Any) -> Any:
             data = _state_of(self)

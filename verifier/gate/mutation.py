@@ -83,7 +83,7 @@ def _is_write(statement: cst.CSTNode) -> bool:
 
 
 def _message_arg(guard: cst.If) -> cst.BaseExpression | None:
-    small = guard.body.body[0].body[0]  # type: ignore[union-attr]
+    small = guard.body.body[0].body[0]  # type: ignore[union-attr]  # _is_guard: an indented block opening with a failure exit
     if isinstance(small, cst.Return) and isinstance(small.value, cst.Call) and small.value.args:
         return small.value.args[0].value
     if isinstance(small, cst.Raise) and isinstance(small.exc, cst.Call) and small.exc.args:
