@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from catalog.store import REFERENCE_DIR, Catalog
 from catalog.search.vectors import DedupFilter
+from catalog.store import REFERENCE_DIR, Catalog
 from tests.test_cli import ROOT, run
 
 BOOKSHOP = ROOT / "tests" / "fixtures" / "external" / "bookshop" / "bookshop_env.py"

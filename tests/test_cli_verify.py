@@ -53,8 +53,8 @@ def test_the_old_write_plan_form_parses_as_verify_write_plan():
 
 
 def test_defaults_come_from_the_gate_settings():
-    from verifier.gate.settings import GATE, MUTATION, VERIFY
     from sandbox.pool import DEFAULT_TIMEOUT
+    from verifier.gate.settings import GATE, MUTATION, VERIFY
 
     gate, mutants = parsed("gate", "bank"), parsed("mutants", "5")
     assert (gate["gate"], gate["examples"], gate["timeout"]) == (GATE, VERIFY.examples, DEFAULT_TIMEOUT)
