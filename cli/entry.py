@@ -18,6 +18,7 @@ def _bad_input(message: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line `argv` (default: the process's arguments) and return its exit status."""
     try:
         args = build_parser().parse_args(argv)
         if not hasattr(args, "catalog"):

@@ -22,6 +22,7 @@ from cli.commands import (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of `python cli.py`, built afresh (each command's handler is read from its module now)."""
     common = Parser(add_help=False)
     common.add_argument("--catalog", metavar="DIR", default=argparse.SUPPRESS,
                         help=f"catalog folder (default: ${ENV_VAR}, else ./envforge-catalog); "
