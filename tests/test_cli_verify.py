@@ -6,7 +6,8 @@ import shutil
 import pytest
 
 from catalog.store import REFERENCE_DIR
-from cli import build_parser, cmd_verify_gate, cmd_verify_mutants, cmd_verify_write_plan
+from cli import build_parser
+from cli.commands.verify import cmd_verify_gate, cmd_verify_mutants, cmd_verify_write_plan
 from tests.test_cli import run
 
 FIELDS = ("env_id", "all", "no_reference", "json", "examples", "seed", "gate", "workers", "timeout", "count", "env")
@@ -52,8 +53,8 @@ def test_the_old_write_plan_form_parses_as_verify_write_plan():
 
 
 def test_defaults_come_from_the_gate_settings():
-    from verifier.gate.settings import GATE, MUTATION, VERIFY
     from sandbox.pool import DEFAULT_TIMEOUT
+    from verifier.gate.settings import GATE, MUTATION, VERIFY
 
     gate, mutants = parsed("gate", "bank"), parsed("mutants", "5")
     assert (gate["gate"], gate["examples"], gate["timeout"]) == (GATE, VERIFY.examples, DEFAULT_TIMEOUT)
