@@ -210,12 +210,13 @@ def test_user_facing_errors_share_one_base(dotted):
 def test_main_prints_any_envforge_error_as_one_line(monkeypatch, capsys):
     """An error a user can fix, raised deep in a command (here an unreachable endpoint), is one line, exit 1."""
     import cli
+    import cli.commands.models
     from synth.llm import EndpointUnreachable
 
     def unreachable(args):
         raise EndpointUnreachable("local-4b did not answer at http://127.0.0.1:8013/v1\nstart it with: make serve")
 
-    monkeypatch.setattr(cli, "cmd_models", unreachable)
+    monkeypatch.setattr(cli.commands.models, "cmd_models", unreachable)
     assert cli.main(["models", "--no-probe"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("envforge: local-4b did not answer") and "make serve" in err[0]

@@ -6,7 +6,8 @@ import shutil
 import pytest
 
 from catalog.store import REFERENCE_DIR
-from cli import build_parser, cmd_verify_gate, cmd_verify_mutants, cmd_verify_write_plan
+from cli import build_parser
+from cli.commands.verify import cmd_verify_gate, cmd_verify_mutants, cmd_verify_write_plan
 from tests.test_cli import run
 
 FIELDS = ("env_id", "all", "no_reference", "json", "examples", "seed", "gate", "workers", "timeout", "count", "env")

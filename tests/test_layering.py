@@ -1,7 +1,8 @@
 """The project's import graph: no cycle among its modules, and the packages' dependency direction holds.
 
-synth -> verifier -> serving -> executors -> sandbox -> constraints -> catalog: no package imports
-one to its left, and cli.py wires them all. The sandbox (isolation, the fork server, the pool of
+cli -> synth -> verifier -> serving -> executors -> sandbox -> constraints -> catalog: no package
+imports one to its left. The cli/ package (and the root cli.py, which only runs `cli.main`) is the
+wiring layer: its modules may import every package, and no package imports it. The sandbox (isolation, the fork server, the pool of
 workers), the executors (where units of work run: local processes or Ray actors) and serving
 (gym and MCP over one env session) sit below the verifier, which uses all three. Every import counts, including the ones inside functions and under TYPE_CHECKING: a
 deferred import still makes two modules depend on each other.
@@ -13,8 +14,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYER = {"catalog": 0, "constraints": 1, "sandbox": 2, "executors": 3, "serving": 4, "verifier": 5, "synth": 6}  # a package imports only its own rank or lower
+LAYER = {"catalog": 0, "constraints": 1, "sandbox": 2, "executors": 3, "serving": 4, "verifier": 5, "synth": 6,
+         "cli": 7}  # a package imports only its own rank or lower; cli, the wiring, is above them all
 PACKAGES = tuple(LAYER)
+WIRING = "cli"
 
 
 def module_name(path: Path) -> str:
@@ -23,7 +26,7 @@ def module_name(path: Path) -> str:
 
 
 def project_modules() -> dict[str, Path]:
-    modules = {"cli": ROOT / "cli.py"}
+    modules = {}
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             modules[module_name(path)] = path
@@ -90,7 +93,23 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_graph_sees_the_known_edges(graph):
     assert "catalog.store" in graph["catalog.search.index"] and "catalog.search.vectors" in graph["catalog.search.index"]
     assert "catalog.search.embeddings" in graph["catalog.search.vectors"] and "catalog.search.index" not in graph["catalog.search.vectors"]
-    assert {target.split(".")[0] for target in graph["cli"]} == set(PACKAGES)  # cli.py wires them all
+    wired = {target.split(".")[0] for module, targets in graph.items() if module.split(".")[0] == WIRING
+             for target in targets}
+    assert wired == set(PACKAGES)  # the cli package's modules wire them all (and import each other)
+    assert "cli.commands.verify" in graph["cli.parser"] and "cli.parser" in graph["cli.entry"]
+
+
+def test_the_root_script_only_runs_the_cli_package():
+    tree = ast.parse((ROOT / "cli.py").read_text(encoding="utf-8"))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert imported == {WIRING}
+
+
+def test_no_package_imports_the_cli(graph):
+    wrong = sorted(f"{module} imports {target}" for module, targets in graph.items()
+                   if module.split(".")[0] != WIRING for target in targets if target.split(".")[0] == WIRING)
+    assert wrong == []
 
 
 def test_no_import_cycle_among_the_projects_modules(graph):
@@ -104,6 +123,6 @@ def test_find_cycle_finds_one():
 
 
 def test_no_package_imports_one_to_its_left(graph):
-    wrong = sorted(f"{module} imports {target}" for module, targets in graph.items() if module != "cli"
+    wrong = sorted(f"{module} imports {target}" for module, targets in graph.items()
                    for target in targets if LAYER[target.split(".")[0]] > LAYER[module.split(".")[0]])
     assert wrong == [], "dependency direction is " + " -> ".join(sorted(LAYER, key=LAYER.get, reverse=True)) + ":\n" + "\n".join(wrong)

@@ -239,7 +239,7 @@ def test_embedded_smollm2_property_audit_end_to_end(tmp_path: Path) -> None:
     import sys
 
     out_dir = tmp_path / "audit"
-    command = [sys.executable, str(Path(cli.__file__)), "audit-sim", "--model", "smollm2-135m", "--property-based",
+    command = [sys.executable, str(Path(cli.__file__).parent.parent / "cli.py"), "audit-sim", "--model", "smollm2-135m", "--property-based",
                "--env", "store", "--budget", "20", "--mode", "constrained", "--out", str(out_dir), "--json",
                "--catalog", str(tmp_path / "catalog")]
     done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
