@@ -126,3 +126,12 @@ def test_modules_md_has_one_row_per_module():
     packages_without_section = sorted({m[: -len("__init__.py")] for m in modules if m.endswith("/__init__.py")} - sections
                                       - {m[: -len("__init__.py")] for m in covered})
     assert not packages_without_section, f"packages without a section: {packages_without_section}"
+
+
+def test_the_readmes_test_command_is_what_ci_runs():
+    """The second set-up command and .ci/run are the same command (pip's -q aside)."""
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("python3 -m venv")]
+    readme = [line for line in (ROOT / "README.md").read_text().splitlines()
+              if line.startswith("python3 -m venv") and "pytest" in line]
+    assert len(ci) == 1 and len(readme) == 1
+    assert readme[0].replace(" -q", "") == ci[0].replace(" -q", "")
