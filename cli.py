@@ -129,9 +129,10 @@ def _check_out(path: Path | None, flag: str) -> None:
 
 def _preflight(*models: str | None) -> None:
     """Check each model the command will call (key set, endpoint answers) before any work; simulators are skipped."""
+    from synth.rollout.agents import AGENTS
     from synth.simulators import SIMULATORS
 
-    names = [m for m in models if m and m != "reference" and m not in SIMULATORS]
+    names = [m for m in models if m and m not in AGENTS and m not in SIMULATORS]
     if names:
         from synth.llm.preflight import preflight
 
@@ -546,12 +547,12 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         build_report,
         json_summary,
         plan_units,
-        reference_agent,
         render_summary,
         run_rollouts,
         write_report,
     )
     from synth.simulation import open_simulator, recipe_for
+    from synth.rollout.agents import AGENTS
     from synth.simulators import SIMULATORS
 
     executor = _executor(args)
@@ -575,8 +576,8 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         with ExitStack() as stack:
             simulator = stack.enter_context(open_simulator(args.simulator, sim_mode or "plain", seed=args.seed)) \
                 if args.simulator else None
-            if args.model == "reference":
-                factory = reference_agent
+            if args.model in AGENTS:
+                factory = AGENTS[args.model].factory
             else:
                 client = stack.enter_context(open_client(args.model, seed=args.seed, timeout=args.timeout))
                 factory = lambda unit, handle: ModelAgent(client, max_tokens=config.max_tokens)  # noqa: E731

@@ -115,15 +115,15 @@ def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: EnvSteps | Ver
     checks = [r.sim for r in records if r.sim is not None]
     diverged = next(((r.index, r.name, r.sim) for r in records if r.sim is not None and not r.sim.verified), None)
     simulator = steps.simulator.name if isinstance(steps, VerifiedSteps) else None
-    sim_usage = {"calls": len(checks), "tokens_in": sum(c.tokens_in for c in checks),
-                 "tokens_out": sum(c.tokens_out for c in checks),
-                 "cost_usd": round(sum(c.cost_usd for c in checks), 8),
-                 "seconds": round(sum(c.seconds for c in checks), 6)}
+    sim = Usage()
+    for check in checks:
+        sim.add(check)
+    sim_usage = sim.model_dump(exclude={"errors"})  # the file's keys: a simulator's step has no error list
     return Trajectory(
         id=unit.id, env=unit.env_id, task=unit.task_id, state=unit.state, model=agent.name,
         simulator=simulator, seed=seed, messages=messages, tools=tools,
         steps=records, reward=float(reward), success=float(reward) >= 1.0, check_json=as_json_text(details),
-        end=end, usage=usage.to_dict(), sim_usage=sim_usage, cost_usd=round(usage.cost_usd + sim_usage["cost_usd"], 8),
+        end=end, usage=usage.model_dump(exclude={"seconds"}), sim_usage=sim_usage, cost_usd=round(usage.cost_usd + sim_usage["cost_usd"], 8),
         verified=(diverged is None) if simulator else None,
         first_divergence=None if diverged is None else {"step": diverged[0], "tool": diverged[1],
                                                          "what": diverged[2].divergence()},

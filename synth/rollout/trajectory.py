@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catalog.journal import Journal
 from catalog.state.jsonable import canonical_json
-from verifier.audit.results import json_fallback, json_lines
+from verifier.audit.results import json_fallback
 
 __all__ = ["TRAJECTORIES_FILE", "SimCheck", "StepRecord", "Trajectory", "as_json_text", "is_trajectory",
-           "load_trajectories"]
+           "load_trajectories", "trajectory_journal"]
 
 TRAJECTORIES_FILE = "trajectories.jsonl"
 
@@ -120,10 +121,15 @@ def is_trajectory(line: dict[str, Any]) -> bool:
     return isinstance(line.get("id"), str)
 
 
+def _encode(line: dict[str, Any]) -> str:
+    return json.dumps(line, ensure_ascii=False, allow_nan=False)
+
+
+def trajectory_journal(out_dir: Path) -> Journal:
+    """trajectories.jsonl as the folder's journal: one trajectory per unit, the first of an id wins."""
+    return Journal(Path(out_dir) / TRAJECTORIES_FILE, is_trajectory, first_wins=True, encode=_encode)
+
+
 def load_trajectories(out_dir: Path) -> dict[str, dict[str, Any]]:
     """Read trajectories.jsonl: id -> line (the first of an id wins). Torn or malformed lines are skipped."""
-    found: dict[str, dict[str, Any]] = {}
-    for line in json_lines(Path(out_dir) / TRAJECTORIES_FILE):
-        if is_trajectory(line):
-            found.setdefault(line["id"], line)
-    return found
+    return trajectory_journal(out_dir).read()
