@@ -412,7 +412,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     rows = model_rows(load_registry(), probe_endpoints=not args.no_probe, timeout=args.timeout)
     if args.json:
-        _print_json([row.to_dict() for row in rows])
+        _print_json([row.model_dump() for row in rows])
     elif rows:
         print(render_models(rows))
     return 0

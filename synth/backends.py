@@ -15,7 +15,7 @@ from catalog.registry import Registry, UnknownName
 
 if TYPE_CHECKING:
     from synth.generators import Generator
-    from synth.llm.registry import Registry
+    from synth.llm.registry import Registry as ModelRegistry
     from synth.run_config import Endpoint, RunConfig, RunModels
 
 __all__ = ["BACKENDS", "Backend", "backend_for", "backend_help", "backend_names", "make_generator", "register_backend",
@@ -59,7 +59,7 @@ def backend_for(backend: str, model: str | None) -> str:
     return backend
 
 
-def resolve_models(config: RunConfig, registry: Registry | None = None) -> RunModels:
+def resolve_models(config: RunConfig, registry: ModelRegistry | None = None) -> RunModels:
     """Look the run's model names up once; RunError for an unknown backend or a missing model.
 
     The registry is loaded only when a model is named (UnknownModel lists the known names); the

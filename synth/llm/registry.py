@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from catalog.registry import Registry as Table
 from synth.llm.errors import RegistryError, UnknownModel
@@ -67,9 +66,6 @@ class ModelSpec:
         if self.embedded:
             return "the embedded server is started by envforge; see its log for why it stopped"
         return f"start an OpenAI-compatible server at {self.base_url}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def _dec(x: float) -> Decimal:
@@ -155,7 +151,7 @@ def _merge(specs: dict[str, ModelSpec], text: str, where: str) -> None:
             if (isinstance(value, bool) and want is not bool) or not isinstance(value, want):
                 kind = want.__name__ if isinstance(want, type) else "number"
                 raise RegistryError(f"{at}: models.{name}.{key} must be a {kind}, got {value!r}")
-            if key.startswith("price") and value < 0:
+            if key.startswith("price") and isinstance(value, (int, float)) and value < 0:
                 raise RegistryError(f"{at}: models.{name}.{key} must be >= 0")
         if name in specs:
             spec = dataclasses.replace(specs[name], **fields, source=where)

@@ -144,12 +144,14 @@ def agent_help() -> str:
     return "; ".join(f"`{a.name}` ({a.summary})" for a in AGENTS.values())
 
 
-@AGENTS.register("reference", lambda factory: NamedAgent("reference", "follows each task's reference solution: "
-                                                         "gold trajectories, no model", factory))
 def reference_agent(unit: TaskUnit, handle: EnvHandle) -> Agent:
     """The agent of `--model reference`: the unit's task's reference solution (none: an empty one)."""
     task = next(t for t in handle.tasks() if t.id == unit.task_id)
     return ReferenceAgent(task.solution or [])
+
+
+AGENTS.add("reference", NamedAgent("reference", "follows each task's reference solution: gold trajectories, no model",
+                                   reference_agent))
 
 
 def fallback_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:

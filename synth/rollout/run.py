@@ -234,7 +234,7 @@ def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig,
                             raise
                         errors[unit.id] = f"{type(exc).__name__}: {exc}"
                         continue
-                    if not append(trajectory.to_dict()):
+                    if not append(trajectory.model_dump()):
                         continue  # already on file (never written twice)
                     finished += 1
                     if progress:
