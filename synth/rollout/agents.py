@@ -124,7 +124,7 @@ class TaskUnit(Protocol):
     def task_id(self) -> str: ...
 
 
-NamedAgentFactory = Callable[[TaskUnit, EnvHandle], Agent]
+NamedAgentFactory = Callable[[Any, EnvHandle], Agent]  # (a unit with a task_id, its env) -> the agent
 
 
 @dataclass(frozen=True)
