@@ -551,8 +551,8 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         run_rollouts,
         write_report,
     )
-    from synth.simulation import open_simulator, recipe_for
     from synth.rollout.agents import AGENTS
+    from synth.simulation import open_simulator, recipe_for
     from synth.simulators import SIMULATORS
 
     executor = _executor(args)

@@ -83,6 +83,14 @@ class Usage(BaseModel):
             return self + Usage()
         return NotImplemented
 
+    def __eq__(self, other: object) -> bool:
+        """Equal counts are equal usages (which calls were seen is bookkeeping, not part of the value)."""
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return dict(self) == dict(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: no hash, as BaseModel
+
     @field_serializer("cost_usd")
     def _cost(self, value: float) -> float:
         return round(value, 8)

@@ -18,9 +18,9 @@ from catalog.models import Action
 from catalog.store import EnvHandle
 from constraints.completeness import candidates
 from constraints.spec import Param
+from sandbox.pool import Job, SandboxPool
 from synth.llm import LLMClient, LLMError, ModelSpec, Usage
 from synth.llm.errors import describe
-from sandbox.pool import Job, SandboxPool
 
 __all__ = ["RuleJudge", "JUDGE_TOLERANCE"]
 

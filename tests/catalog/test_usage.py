@@ -20,6 +20,7 @@ def test_a_call_is_counted_once_and_its_error_noted() -> None:
     call = Call()
     usage = Usage.of(call).add(call, "timed out")
     assert (usage.calls, usage.tokens_in, usage.tokens_out, usage.errors) == (1, 10, 5, ["timed out"])
+    assert usage == Usage(calls=1, tokens_in=10, tokens_out=5, cost_usd=0.1, seconds=0.5, errors=["timed out"])
 
 
 def test_usages_add_and_sum() -> None:

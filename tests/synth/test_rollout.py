@@ -257,8 +257,8 @@ def test_bad_rollout_input_is_one_line(tmp_path: Path) -> None:
 
 def test_an_llm_simulator_over_http_is_verified_step_by_step(tmp_path: Path, llm_server) -> None:
     """A model simulator (plain prompt, real HTTP) right on the first call and wrong on the second."""
-    from synth.simulation import LLMSim
     from serving import make
+    from synth.simulation import LLMSim
 
     catalog = Catalog(tmp_path / "c")
     (unit,) = plan_units(catalog, ["library"], "library-return-and-lost")[0]
@@ -285,8 +285,8 @@ def test_an_llm_simulator_over_http_is_verified_step_by_step(tmp_path: Path, llm
 def test_reference_agent_on_refusal_tasks(tmp_path: Path, solution: list[dict[str, Any]]) -> None:
     """Policy forbids the request (M003 owes a fine): the gold trajectory changes nothing and ends with a message."""
     from catalog.tasks import Task
-    from synth.rollout import EnvSteps, ReferenceAgent, Unit, run_episode
     from serving import make
+    from synth.rollout import EnvSteps, ReferenceAgent, Unit, run_episode
 
     task = Task(id="refuse-borrow", instruction="Alan Turing (M003) wants to borrow The Selfish Gene right now.",
                 state="default", check="def check(initial, final):\n    return final == initial\n",

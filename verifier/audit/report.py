@@ -18,12 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from catalog.bench.strata import GROUPS, RUNG_NAMES, rung_of_strata
 from catalog.state.delta import DeltaOp
 from catalog.state.jsonable import canonical_json
-from catalog.bench.strata import GROUPS, RUNG_NAMES, rung_of_strata
 from catalog.usage import Usage
-from verifier.audit.results import Record, is_missed, is_verified
 from verifier.audit.metrics import DeltaFormatError, parse_delta
+from verifier.audit.results import Record, is_missed, is_verified
 
 __all__ = ["AuditReport", "GroupStats", "build_report", "op_diff", "percentiles", "short", "ENVSIMBENCH_PUBLISHED",
            "WORST_COUNT"]
