@@ -394,7 +394,7 @@ def write_report(run_dir: Path, config: Any, summaries: dict[int, dict[str, Any]
     wall_file = run_dir / "wall_s.json"
     previous = json.loads(wall_file.read_text()) if wall_file.is_file() else []
     walls = [*previous, round(wall_s, 2)]
-    wall_file.write_text(json.dumps(walls))
+    atomic_write(wall_file, json.dumps(walls))  # a crash mid-write must not lose earlier sessions' walls
     report = build_report(config.run_id, asdict(config), [summaries[k] for k in sorted(summaries)], sum(walls))
     report.sessions_wall_s = walls
     report.plots = _plots(report, folder)
