@@ -27,9 +27,10 @@ def check_out(path: Path | None, flag: str) -> None:
 
 def check_models(*models: str | None) -> None:
     """Check each model the command will call (key set, endpoint answers) before any work; simulators are skipped."""
+    from synth.rollout.agents import AGENTS
     from synth.simulators import SIMULATORS
 
-    names = [m for m in models if m and m != "reference" and m not in SIMULATORS]
+    names = [m for m in models if m and m not in AGENTS and m not in SIMULATORS]
     if names:
         from synth.llm.preflight import preflight
 

@@ -1,6 +1,6 @@
 """The generator backends a run can use, by name: adding one is one decorated factory.
 
-`synthesize --backend` takes its choices and help from `BACKENDS`. The table is cheap to
+`synthesize --backend` takes its choices and help from `BACKENDS` (a catalog.registry.Registry). The table is cheap to
 import (the CLI builds its parser from it on every call): factories import their generator
 only when a run asks for it.
 """
@@ -11,9 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from catalog.registry import Registry, UnknownName
+
 if TYPE_CHECKING:
     from synth.generators import Generator
-    from synth.llm.registry import Registry
+    from synth.llm.registry import Registry as ModelRegistry
     from synth.run_config import Endpoint, RunConfig, RunModels
 
 __all__ = ["BACKENDS", "Backend", "backend_for", "backend_help", "backend_names", "make_generator", "register_backend",
@@ -32,22 +34,17 @@ class Backend:
     factory: Factory
 
 
-BACKENDS: dict[str, Backend] = {}
+BACKENDS: Registry[Backend] = Registry("backend")
 
 
 def register_backend(name: str, *, summary: str, needs_model: bool = False) -> Callable[[Factory], Factory]:
     """Register `factory(config, model) -> Generator` under `name` (model: the resolved Endpoint or None)."""
-    def register(factory: Factory) -> Factory:
-        if name in BACKENDS:
-            raise ValueError(f"backend {name!r} is registered twice")
-        BACKENDS[name] = Backend(name, summary, needs_model, factory)
-        return factory
-    return register
+    return BACKENDS.register(name, lambda factory: Backend(name, summary, needs_model, factory))
 
 
 def backend_names() -> list[str]:
     """The registered backends, in registration order (the first is the default)."""
-    return list(BACKENDS)
+    return BACKENDS.choices()
 
 
 def backend_help() -> str:
@@ -62,7 +59,7 @@ def backend_for(backend: str, model: str | None) -> str:
     return backend
 
 
-def resolve_models(config: RunConfig, registry: Registry | None = None) -> RunModels:
+def resolve_models(config: RunConfig, registry: ModelRegistry | None = None) -> RunModels:
     """Look the run's model names up once; RunError for an unknown backend or a missing model.
 
     The registry is loaded only when a model is named (UnknownModel lists the known names); the
@@ -70,9 +67,10 @@ def resolve_models(config: RunConfig, registry: Registry | None = None) -> RunMo
     """
     from synth.run_config import Endpoint, RunError, RunModels
 
-    entry = BACKENDS.get(config.backend)
-    if entry is None:
-        raise RunError(f"unknown backend {config.backend!r}; backends: {', '.join(backend_names())}")
+    try:
+        entry = BACKENDS[config.backend]
+    except UnknownName as exc:
+        raise RunError(str(exc)) from None
     if entry.needs_model and not config.model:
         raise RunError(f"--backend {config.backend} needs --model NAME; `python cli.py models` lists them")
     names = (config.model if entry.needs_model else None, config.judge_model)
@@ -88,9 +86,7 @@ def resolve_models(config: RunConfig, registry: Registry | None = None) -> RunMo
 
 def make_generator(config: RunConfig, model: Endpoint | None = None) -> Generator:
     """The generator of a RunConfig; `model` is its resolved model (see synth.run.resolve_models)."""
-    entry = BACKENDS.get(config.backend)
-    if entry is None:
-        raise ValueError(f"unknown backend {config.backend!r}; backends: {', '.join(BACKENDS)}")
+    entry = BACKENDS[config.backend]  # UnknownName (a KeyError) lists the backends
     if entry.needs_model and model is None:
         raise ValueError(f"backend {config.backend!r} needs a model (--model NAME; see `python cli.py models`)")
     return entry.factory(config, model)

@@ -18,6 +18,7 @@ from typing import Any
 
 from catalog.files import atomic_write
 from catalog.store import Catalog
+from catalog.usage import Usage
 from synth.realism import Realism, realism_totals
 from synth.slot import STAGES
 
@@ -153,14 +154,13 @@ def _stage_table(summaries: list[dict[str, Any]]) -> dict[str, StageRow]:
         rows = [s["stages"][stage] for s in summaries if stage in (s.get("stages") or {})]
         if not rows:
             continue
+        used = sum((Usage.model_validate(r) for r in rows), Usage())  # a stage entry's counts (synth.slot)
         table[stage] = StageRow(
             slots=len(rows), attempts=sum(r["attempts"] for r in rows),
             first_attempt_pass_rate=round(sum(bool(r["first_ok"]) for r in rows) / len(rows), 4),
             final_pass_rate=round(sum(bool(r["ok"]) for r in rows) / len(rows), 4),
-            tokens_in=sum(r.get("tokens_in", 0) for r in rows), tokens_out=sum(r.get("tokens_out", 0) for r in rows),
-            cost_usd=round(sum(r.get("cost_usd", 0.0) for r in rows), 6),
-            llm_calls=sum(r.get("calls", 0) for r in rows),
-            wall_s=round(sum(r.get("seconds", 0.0) for r in rows), 2),
+            tokens_in=used.tokens_in, tokens_out=used.tokens_out, cost_usd=round(used.cost_usd, 6),
+            llm_calls=used.calls, wall_s=round(used.seconds, 2),
         )
     return table
 
@@ -231,11 +231,11 @@ def _judge_totals(summaries: list[dict[str, Any]]) -> JudgeTotals | None:
     judged = [s["judge"] for s in summaries if s.get("judge")]
     if not judged:
         return None
+    used = sum((Usage.model_validate({k: j[k] for k in ("tokens_in", "tokens_out", "cost_usd") if k in j})
+                for j in judged), Usage())  # a judge's "errors" is a count, not Usage's list
     return JudgeTotals(envs=len(judged), probes=sum(j.get("probes", 0) for j in judged),
                        disagreements=sum(j.get("disagreements", 0) for j in judged),
-                       tokens_in=sum(j.get("tokens_in", 0) for j in judged),
-                       tokens_out=sum(j.get("tokens_out", 0) for j in judged),
-                       cost_usd=round(sum(j.get("cost_usd", 0.0) for j in judged), 6))
+                       tokens_in=used.tokens_in, tokens_out=used.tokens_out, cost_usd=round(used.cost_usd, 6))
 
 
 def render_markdown(report: SynthesisReport) -> str:
@@ -394,7 +394,7 @@ def write_report(run_dir: Path, config: Any, summaries: dict[int, dict[str, Any]
     wall_file = run_dir / "wall_s.json"
     previous = json.loads(wall_file.read_text()) if wall_file.is_file() else []
     walls = [*previous, round(wall_s, 2)]
-    wall_file.write_text(json.dumps(walls))
+    atomic_write(wall_file, json.dumps(walls))  # a crash mid-write must not lose earlier sessions' walls
     report = build_report(config.run_id, asdict(config), [summaries[k] for k in sorted(summaries)], sum(walls))
     report.sessions_wall_s = walls
     report.plots = _plots(report, folder)

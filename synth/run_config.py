@@ -9,11 +9,9 @@ that starts servers, `synth.llm.embedded.serving`.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from catalog.errors import EnvforgeError
 from synth.llm.registry import ModelSpec
@@ -51,9 +49,6 @@ class RunConfig:
     judge_model: str | None = None
     base_url: str | None = None
     judge_base_url: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 A named simulator (today `spec`, the spec-only simulator of constraints/) needs no model and
 no server; any other name is a model of the registry (`python cli.py models`), run by LLMSim in
-the prompt mode asked. Adding a simulator is one decorated factory here. The table is cheap to
+the prompt mode asked. Adding a simulator is one decorated factory here (`SIMULATORS` is a
+catalog.registry.Registry). The table is cheap to
 import, since the CLI builds its help from it on every call: factories import their simulator
 only when asked. `synth.simulation.make_simulator` / `open_simulator` build from it.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from catalog.registry import Registry
 
 if TYPE_CHECKING:
     from catalog.bench.items import Simulator
@@ -30,17 +33,12 @@ class NamedSimulator:
     factory: Factory
 
 
-SIMULATORS: dict[str, NamedSimulator] = {}
+SIMULATORS: Registry[NamedSimulator] = Registry("simulator")
 
 
 def register_simulator(name: str, *, summary: str) -> Callable[[Factory], Factory]:
     """Register a model-free simulator under `name` (a registry model of that name is then shadowed)."""
-    def register(factory: Factory) -> Factory:
-        if name in SIMULATORS:
-            raise ValueError(f"simulator {name!r} is registered twice")
-        SIMULATORS[name] = NamedSimulator(name, summary, factory)
-        return factory
-    return register
+    return SIMULATORS.register(name, lambda factory: NamedSimulator(name, summary, factory))
 
 
 def simulator_help() -> str:

@@ -15,7 +15,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     rows = model_rows(load_registry(), probe_endpoints=not args.no_probe, timeout=args.timeout)
     if args.json:
-        print_json([row.to_dict() for row in rows])
+        print_json([row.model_dump() for row in rows])
     elif rows:
         print(render_models(rows))
     return 0

@@ -27,11 +27,11 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         build_report,
         json_summary,
         plan_units,
-        reference_agent,
         render_summary,
         run_rollouts,
         write_report,
     )
+    from synth.rollout.agents import AGENTS
     from synth.simulation import open_simulator, recipe_for
     from synth.simulators import SIMULATORS
 
@@ -56,8 +56,8 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         with ExitStack() as stack:
             simulator = stack.enter_context(open_simulator(args.simulator, sim_mode or "plain", seed=args.seed)) \
                 if args.simulator else None
-            if args.model == "reference":
-                factory = reference_agent
+            if args.model in AGENTS:
+                factory = AGENTS[args.model].factory
             else:
                 client = stack.enter_context(open_client(args.model, seed=args.seed, timeout=args.timeout))
                 factory = lambda unit, handle: ModelAgent(client, max_tokens=config.max_tokens)  # noqa: E731

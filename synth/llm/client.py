@@ -9,6 +9,7 @@ re-asked once with the problems listed; loops are caught before they are parsed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import time
@@ -337,7 +338,7 @@ def probe(model: str | ModelSpec, *, registry: Registry | None = None, timeout: 
             return result
         try:
             with serving(spec) as url:
-                sub = probe(ModelSpec(**{**spec.to_dict(), "base_url": url, "embedded": False}), timeout=timeout)
+                sub = probe(dataclasses.replace(spec, base_url=url, embedded=False), timeout=timeout)
         except EndpointUnreachable as exc:
             result["detail"] = f"embedded: failed to start ({exc})"
             return result

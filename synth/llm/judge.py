@@ -99,6 +99,5 @@ class RuleJudge:
         ok = judged > 0 and share <= JUDGE_TOLERANCE
         return {"ok": ok, "model": self.model, "probes": judged, "disagreements": len(listed),
                 "disagreement_rate": round(share, 4), "errors": len(usage.errors), "listed": listed[:10],
-                "calls": usage.calls, "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out,
-                "cost_usd": round(usage.cost_usd, 8),
+                **usage.model_dump(include={"calls", "tokens_in", "tokens_out", "cost_usd"}),
                 "detail": f"{len(listed)} of {judged} probed calls judged differently from execution"}

@@ -1,5 +1,7 @@
 """Usage and cost accounting: one CallRecord per LLM call, summed as a Usage, aggregated per pipeline stage.
 
+`Usage` itself is catalog.usage's (the one usage total of envforge), re-exported here.
+
 The yield/cost report needs tokens, cost, wall time and errors per stage, taken from the API's
 ``usage`` fields rather than estimated. Worker threads share one ledger, so it is locked.
 Costs are summed as Decimals so many tiny per-call costs add up exactly.
@@ -7,25 +9,31 @@ Costs are summed as Decimals so many tiny per-call costs add up exactly.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
 
-@dataclass
-class CallRecord:
+from catalog.usage import Usage
+
+__all__ = ["CallRecord", "LedgerFile", "Usage", "UsageLedger"]
+
+
+class CallRecord(BaseModel):
     """One logical call (retries and re-asks included) of one stage to one model.
 
     ``attempts`` counts HTTP tries, ``requests`` the replies received (the first answer plus
     re-asks); tokens and cost sum over every reply. ``repaired`` means the JSON syntax had to be
     fixed; ``usage_reported`` is False if the server sent no ``usage`` (tokens then read 0).
+    Summed by :class:`catalog.usage.Usage` (``Usage.of(record)``).
     """
+
+    model_config = ConfigDict(extra="ignore")  # a ledger file of a later version may carry more
 
     stage: str
     model: str
@@ -42,54 +50,7 @@ class CallRecord:
     error: str | None = None
     finish_reason: str | None = None
     usage_reported: bool = True
-    started_at: float = field(default_factory=time.time)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CallRecord:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
-
-
-@dataclass
-class Usage:
-    """What some calls cost, summed: a pipeline stage's answer, one simulated step, a judge's probes.
-
-    The one usage total of envforge (CallRecord is the single call it sums). ``add`` counts a
-    record once even if handed it twice (an error's record may already have been added).
-    """
-
-    calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost_usd: float = 0.0
-    seconds: float = 0.0
-    errors: list[str] = field(default_factory=list)
-    _added: list[CallRecord] = field(default_factory=list, repr=False, compare=False)
-
-    @classmethod
-    def of(cls, record: CallRecord | None, error: str | None = None) -> Usage:
-        """The usage of one model call (None: none was made), with the error it ended in, if any."""
-        return cls().add(record, error)
-
-    def add(self, record: CallRecord | None, error: str | None = None) -> Usage:
-        """Count `record` (once) and note `error`; returns self."""
-        if error:
-            self.errors.append(error)
-        if record is not None and all(r is not record for r in self._added):
-            self._added.append(record)
-            self.calls += 1
-            self.tokens_in += record.tokens_in
-            self.tokens_out += record.tokens_out
-            self.cost_usd += record.cost_usd
-            self.seconds += record.seconds
-        return self
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"calls": self.calls, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
-                "cost_usd": round(self.cost_usd, 8), "errors": self.errors}
+    started_at: float = Field(default_factory=time.time)
 
 
 def _empty() -> dict[str, Any]:
@@ -159,20 +120,31 @@ class UsageLedger:
         for r in other.records:
             self.add(r)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"totals": self.totals(), "by_stage": self.by_stage(), "by_model": self.by_model(),
-                "records": [r.to_dict() for r in self.records]}
+    def file(self) -> LedgerFile:
+        """What the ledger's JSON file holds: the aggregates (for readers) and the records (the truth)."""
+        return LedgerFile(totals=self.totals(), by_stage=self.by_stage(), by_model=self.by_model(),
+                          records=self.records)
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, sort_keys=True)
+        return json.dumps(self.file().model_dump(), indent=indent, sort_keys=True)
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> UsageLedger:
-        return cls(CallRecord.from_dict(r) for r in data.get("records", []))
+    def from_json(cls, text: str | bytes) -> UsageLedger:
+        """The ledger of a file written by `to_json`; only the records are read (the aggregates follow from them)."""
+        return cls(LedgerFile.model_validate_json(text).records)
 
     @classmethod
     def load(cls, path: str | Path) -> UsageLedger:
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+        return cls.from_json(Path(path).read_bytes())
+
+
+class LedgerFile(BaseModel):
+    """A saved ledger: ``{totals, by_stage, by_model, records}`` (the records are what a reader rebuilds from)."""
+
+    totals: dict[str, Any] = Field(default_factory=dict)
+    by_stage: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    by_model: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    records: list[CallRecord] = Field(default_factory=list)

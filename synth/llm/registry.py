@@ -12,13 +12,12 @@ import dataclasses
 import os
 import re
 import tomllib
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
+from catalog.registry import Registry as Table
 from synth.llm.errors import RegistryError, UnknownModel
 
 USER_FILE = Path("~/.config/envforge/models.toml")
@@ -68,9 +67,6 @@ class ModelSpec:
             return "the embedded server is started by envforge; see its log for why it stopped"
         return f"start an OpenAI-compatible server at {self.base_url}"
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
 
 def _dec(x: float) -> Decimal:
     # repr() gives the shortest decimal that round-trips, i.e. the number as written in TOML.
@@ -84,26 +80,13 @@ _FIELDS: dict[str, type | tuple[type, ...]] = {
 }
 
 
-class Registry(Mapping[str, ModelSpec]):
-    """Model specs by name; looking up an unknown name raises :class:`UnknownModel`."""
+class Registry(Table[ModelSpec]):
+    """Model specs by name (sorted), and the files they came from; an unknown name raises :class:`UnknownModel`."""
 
     def __init__(self, specs: dict[str, ModelSpec], sources: list[str]) -> None:
-        self._specs = dict(sorted(specs.items()))
+        super().__init__("model", hint=f"add one in ${ENV_VAR} or {USER_FILE}", error=UnknownModel,
+                         entries=dict(sorted(specs.items())))
         self.sources = sources
-
-    def __getitem__(self, name: str) -> ModelSpec:
-        try:
-            return self._specs[name]
-        except KeyError:
-            known = ", ".join(self._specs) or "(none)"
-            raise UnknownModel(f"unknown model {name!r}; known models: {known} "
-                               f"(add one in ${ENV_VAR} or {USER_FILE})") from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._specs)
-
-    def __len__(self) -> int:
-        return len(self._specs)
 
     def resolve(self, model: str | ModelSpec) -> ModelSpec:
         """A spec given either its name or itself."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from pydantic import BaseModel
 
 from synth.llm.client import probe
 from synth.llm.registry import Registry
@@ -10,21 +10,17 @@ from synth.llm.registry import Registry
 __all__ = ["ModelRow", "model_rows", "render_models"]
 
 
-@dataclass
-class ModelRow:
-    """One registry entry as listed; `reachable` is None when the endpoint was not probed."""
+class ModelRow(BaseModel):
+    """One registry entry as listed (`models --json` prints its `model_dump()`); `reachable` None: not probed."""
 
     name: str
     base_url: str
     model: str
-    price_in_per_m: float
-    price_out_per_m: float
+    price_in_per_m: int | float  # as the registry file wrote it (an int stays an int)
+    price_out_per_m: int | float
     json_schema: bool
     reachable: bool | None
     detail: str
-
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
 
 
 def model_rows(registry: Registry, *, probe_endpoints: bool = True, timeout: float = 2.0) -> list[ModelRow]:

@@ -11,6 +11,9 @@
   final message: gold trajectories with no model, and the smoke test of the whole loop. Calls
   that fail by design (refusal tasks) and empty solutions are followed like any other.
 
+`rollout --model` takes a named agent of `AGENTS` (a catalog.registry.Registry: today
+`reference`) or else a registry model.
+
 A turn's tool calls come back parsed: arguments that are not a JSON object carry the problem
 (`ToolCall.error`), which the episode hands back to the model as the tool's answer.
 """
@@ -18,15 +21,17 @@ A turn's tool calls come back parsed: arguments that are not a JSON object carry
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from catalog.models import Action
+from catalog.registry import Registry
+from catalog.store import EnvHandle
 from synth.llm import CallRecord, LLMClient, MalformedOutput, RepetitionError
 
-__all__ = ["FINAL", "Agent", "AgentFailed", "ModelAgent", "ReferenceAgent", "ToolCall", "Turn", "fallback_schema",
-           "plain_chat", "system_prompt"]
+__all__ = ["AGENTS", "FINAL", "Agent", "AgentFailed", "ModelAgent", "NamedAgent", "ReferenceAgent", "ToolCall", "Turn",
+           "agent_help", "fallback_schema", "plain_chat", "reference_agent", "system_prompt"]
 
 FINAL = "final"
 Message = dict[str, Any]
@@ -110,6 +115,43 @@ class ReferenceAgent:
                                                                                    dict(action.arguments))])
         content = "Done." if self.solution else "I cannot do that: the rules of this system do not allow it."
         return Turn({"role": "assistant", "content": content})
+
+
+class TaskUnit(Protocol):
+    """What a named agent needs of a rollout unit (synth.rollout.episode.Unit): which task it is."""
+
+    @property
+    def task_id(self) -> str: ...
+
+
+NamedAgentFactory = Callable[[Any, EnvHandle], Agent]  # (a unit with a task_id, its env) -> the agent
+
+
+@dataclass(frozen=True)
+class NamedAgent:
+    """An agent that needs no model: its name (a `--model` choice), a line of help, its factory per unit."""
+
+    name: str
+    summary: str
+    factory: NamedAgentFactory
+
+
+AGENTS: Registry[NamedAgent] = Registry("agent")
+
+
+def agent_help() -> str:
+    """The named agents `rollout --model` accepts, for its help."""
+    return "; ".join(f"`{a.name}` ({a.summary})" for a in AGENTS.values())
+
+
+def reference_agent(unit: TaskUnit, handle: EnvHandle) -> Agent:
+    """The agent of `--model reference`: the unit's task's reference solution (none: an empty one)."""
+    task = next(t for t in handle.tasks() if t.id == unit.task_id)
+    return ReferenceAgent(task.solution or [])
+
+
+AGENTS.add("reference", NamedAgent("reference", "follows each task's reference solution: gold trajectories, no model",
+                                   reference_agent))
 
 
 def fallback_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:

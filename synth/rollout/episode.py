@@ -98,16 +98,20 @@ def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: EnvSteps | Ver
             if call.arguments is None:
                 malformed += 1
                 error = f"{call.error}; call {call.name} again with its arguments as one JSON object"
-                records.append(StepRecord(len(records), call.id, call.name, as_json_text(call.arguments_text),
-                                          "malformed", as_json_text({"error": error}), "[]", 0, 0.0, call.error))
+                records.append(StepRecord(index=len(records), call_id=call.id, name=call.name,
+                                          arguments_json=as_json_text(call.arguments_text), outcome="malformed",
+                                          observation_json=as_json_text({"error": error}), delta_json="[]",
+                                          delta_size=0, seconds=0.0, error=call.error))
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps({"error": error})})
                 continue
             answer = steps.answer(Action(name=call.name, arguments=call.arguments))
             env_seconds += answer.seconds
             content = observation_text(answer.observation)
-            records.append(StepRecord(len(records), call.id, call.name, as_json_text(call.arguments), answer.outcome,
-                                      as_json_text(answer.observation), as_json_text(answer.delta),
-                                      len(answer.delta), round(answer.seconds, 6), None, answer.sim))
+            records.append(StepRecord(index=len(records), call_id=call.id, name=call.name,
+                                      arguments_json=as_json_text(call.arguments), outcome=answer.outcome,
+                                      observation_json=as_json_text(answer.observation),
+                                      delta_json=as_json_text(answer.delta), delta_size=len(answer.delta),
+                                      seconds=round(answer.seconds, 6), error=None, sim=answer.sim))
             messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
             if answer.done:
                 end = "env_done"
@@ -115,15 +119,14 @@ def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: EnvSteps | Ver
     checks = [r.sim for r in records if r.sim is not None]
     diverged = next(((r.index, r.name, r.sim) for r in records if r.sim is not None and not r.sim.verified), None)
     simulator = steps.simulator.name if isinstance(steps, VerifiedSteps) else None
-    sim_usage = {"calls": len(checks), "tokens_in": sum(c.tokens_in for c in checks),
-                 "tokens_out": sum(c.tokens_out for c in checks),
-                 "cost_usd": round(sum(c.cost_usd for c in checks), 8),
-                 "seconds": round(sum(c.seconds for c in checks), 6)}
+    sim_usage = Usage()
+    for check in checks:
+        sim_usage.add(check)
     return Trajectory(
         id=unit.id, env=unit.env_id, task=unit.task_id, state=unit.state, model=agent.name,
         simulator=simulator, seed=seed, messages=messages, tools=tools,
         steps=records, reward=float(reward), success=float(reward) >= 1.0, check_json=as_json_text(details),
-        end=end, usage=usage.to_dict(), sim_usage=sim_usage, cost_usd=round(usage.cost_usd + sim_usage["cost_usd"], 8),
+        end=end, usage=usage, sim_usage=sim_usage, cost_usd=round(usage.cost_usd + round(sim_usage.cost_usd, 8), 8),
         verified=(diverged is None) if simulator else None,
         first_divergence=None if diverged is None else {"step": diverged[0], "tool": diverged[1],
                                                          "what": diverged[2].divergence()},

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from catalog.usage import Usage
 from verifier.audit.report import percentiles
 from verifier.audit.results import write_json
 
@@ -48,6 +49,8 @@ def build_report(trajectories: Sequence[dict[str, Any]], *, model: str, simulato
     for t in ts:
         ends[t["end"]] = ends.get(t["end"], 0) + 1
     cost = round(sum(t["cost_usd"] for t in ts), 8)
+    agent = sum((Usage.model_validate(t["usage"]) for t in ts), Usage())
+    sim = sum((Usage.model_validate(t["sim_usage"]) for t in ts), Usage())
     report: dict[str, Any] = {
         "model": model, "simulator": simulator, "trajectories": n, "successes": wins,
         "success_rate": _rate(wins, n) if n else 0.0,
@@ -57,9 +60,9 @@ def build_report(trajectories: Sequence[dict[str, Any]], *, model: str, simulato
         "turns": sum(t["metadata"]["turns"] for t in ts),
         "malformed_calls": sum(t["metadata"]["malformed_calls"] for t in ts),
         "ends": dict(sorted(ends.items())),
-        "tokens_in": sum(t["usage"]["tokens_in"] + t["sim_usage"]["tokens_in"] for t in ts),
-        "tokens_out": sum(t["usage"]["tokens_out"] + t["sim_usage"]["tokens_out"] for t in ts),
-        "agent_tokens": {"in": sum(t["usage"]["tokens_in"] for t in ts), "out": sum(t["usage"]["tokens_out"] for t in ts)},
+        "tokens_in": agent.tokens_in + sim.tokens_in,
+        "tokens_out": agent.tokens_out + sim.tokens_out,
+        "agent_tokens": {"in": agent.tokens_in, "out": agent.tokens_out},
         "cost_usd": cost,
         "latency_s": {"episode": percentiles([t["metadata"]["seconds"] for t in ts]),
                       "model_per_episode": percentiles([t["metadata"]["model_seconds"] for t in ts]),
@@ -74,7 +77,7 @@ def build_report(trajectories: Sequence[dict[str, Any]], *, model: str, simulato
             "simulated_steps": len(sim_steps), "steps_verified": sum(1 for s in sim_steps if s["sim"]["verified"]),
             "step_verified_rate": _rate(sum(1 for s in sim_steps if s["sim"]["verified"]), len(sim_steps)),
             "abstained_steps": sum(1 for s in sim_steps if s["sim"]["abstained"]),
-            "simulator_cost_usd": round(sum(t["sim_usage"]["cost_usd"] for t in ts), 8),
+            "simulator_cost_usd": round(sim.cost_usd, 8),
             "cost_per_verified_usd": round(cost / verified, 8) if verified else None,
             "divergences": [{"id": t["id"], **t["first_divergence"]} for t in ts
                             if t["first_divergence"]][:DIVERGENCES_LISTED],

@@ -39,11 +39,11 @@ from catalog.store import Catalog, EnvHandle
 from executors import ExecutorSpec, open_pool
 from serving import make
 from synth.llm import LLMClient, ModelSpec
-from synth.rollout.agents import Agent, ModelAgent, ReferenceAgent
+from synth.rollout.agents import Agent, ModelAgent, reference_agent
 from synth.rollout.episode import Unit, run_episode
 from synth.rollout.steps import EnvSteps, VerifiedSteps, bench_template
-from synth.rollout.trajectory import TRAJECTORIES_FILE, Trajectory, is_trajectory, load_trajectories
-from verifier.audit.results import read_meta, set_aside_garbage, write_json
+from synth.rollout.trajectory import Trajectory, trajectory_journal
+from verifier.audit.results import read_meta, write_json
 from verifier.audit.run import is_fatal
 from verifier.samples.export import env_doc
 
@@ -102,12 +102,6 @@ def plan_units(catalog: Catalog, env_ids: Sequence[str] | None, task_id: str | N
     if task_id is not None and not units:
         raise RolloutError(f"no task {task_id!r} in {', '.join(env_ids)}")
     return units, skipped
-
-
-def reference_agent(unit: Unit, handle: EnvHandle) -> Agent:
-    """The agent of `--model reference`: the unit's task's reference solution (none: an empty one)."""
-    task = next(t for t in handle.tasks() if t.id == unit.task_id)
-    return ReferenceAgent(task.solution or [])
 
 
 class ModelAgentFactory:
@@ -207,12 +201,10 @@ def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig,
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / TRAJECTORIES_FILE
     with _locked(out):
         _check_meta(out, config)
         write_json(out / META_FILE, {"config": config.to_dict()})
-        set_aside_garbage(path, is_trajectory)
-        done = load_trajectories(out)
+        done = trajectory_journal(out).resume()
         todo = [u for u in units if u.id not in done]
         finished = len(units) - len(todo)
         if progress:
@@ -232,7 +224,7 @@ def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig,
             episode = _worker_episode
         try:
             futures = {pool.submit(episode, u): u for u in todo}
-            with path.open("a", encoding="utf-8") as sink:
+            with trajectory_journal(out).appending(done) as append:
                 for future in cf.as_completed(futures):
                     unit = futures[future]
                     try:
@@ -242,9 +234,8 @@ def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig,
                             raise
                         errors[unit.id] = f"{type(exc).__name__}: {exc}"
                         continue
-                    sink.write(trajectory.to_line() + "\n")
-                    sink.flush()
-                    done[trajectory.id] = trajectory.to_dict()
+                    if not append(trajectory.model_dump()):
+                        continue  # already on file (never written twice)
                     finished += 1
                     if progress:
                         progress(finished, len(units), trajectory)

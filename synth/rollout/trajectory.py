@@ -1,6 +1,6 @@
 """A rollout's trajectory: OpenAI messages and tools, per-step outcome and delta, reward, usage, metadata.
 
-One trajectory is one line of `trajectories.jsonl`. The line is built for two readers: `json`
+One trajectory is one line of `trajectories.jsonl` (its pydantic `model_dump()`). The line is built for two readers: `json`
 line by line (every field is plain JSON) and HF `datasets` as plain JSONL, whose Arrow columns
 need one type per field on every line. So the fields whose type varies from call to call (tool
 arguments, observations, deltas, the check's details, a simulator's prediction) are stored as
@@ -12,17 +12,19 @@ format: system, user, assistant (with `tool_calls`, `function.arguments` as JSON
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field, field_serializer
+
+from catalog.journal import Journal
 from catalog.state.jsonable import canonical_json
-from verifier.audit.results import json_fallback, json_lines
+from catalog.usage import Usage
+from verifier.audit.results import json_fallback
 
 __all__ = ["TRAJECTORIES_FILE", "SimCheck", "StepRecord", "Trajectory", "as_json_text", "is_trajectory",
-           "load_trajectories"]
+           "load_trajectories", "trajectory_journal"]
 
 TRAJECTORIES_FILE = "trajectories.jsonl"
 
@@ -32,8 +34,7 @@ def as_json_text(value: Any) -> str:
     return canonical_json(json_fallback(value))
 
 
-@dataclass
-class SimCheck:
+class SimCheck(BaseModel):
     """How one simulated step compared with executing it on the real env from the same state.
 
     `verified`: the simulator's observation (FM) and next state (strict CM) both match execution.
@@ -62,8 +63,7 @@ class SimCheck:
         return " and ".join(parts) + " differ"
 
 
-@dataclass
-class StepRecord:
+class StepRecord(BaseModel):
     """One tool call of the agent and what answered it.
 
     `outcome` is the env's (success, failure, crash, invalid), or `malformed` when the call's
@@ -83,9 +83,12 @@ class StepRecord:
     sim: SimCheck | None = None
 
 
-@dataclass
-class Trajectory:
-    """One episode of one agent on one (env, task); `id` is `env/task`, the resume key."""
+class Trajectory(BaseModel):
+    """One episode of one agent on one (env, task); `id` is `env/task`, the resume key.
+
+    `model_dump()` is its line. `usage` (the agent's model calls) is stored without seconds and
+    `sim_usage` (the simulator's steps) without errors: the keys the file has always had.
+    """
 
     id: str
     env: str
@@ -101,18 +104,20 @@ class Trajectory:
     success: bool
     check_json: str
     end: str
-    usage: dict[str, Any]
-    sim_usage: dict[str, Any]
+    usage: Usage
+    sim_usage: Usage
     cost_usd: float
     verified: bool | None
     first_divergence: dict[str, Any] | None
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    @field_serializer("usage")
+    def _agent_usage(self, usage: Usage) -> dict[str, Any]:
+        return usage.model_dump(exclude={"seconds"})
 
-    def to_line(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False)
+    @field_serializer("sim_usage")
+    def _sim_usage(self, usage: Usage) -> dict[str, Any]:
+        return usage.model_dump(exclude={"errors"})
 
 
 def is_trajectory(line: dict[str, Any]) -> bool:
@@ -120,10 +125,15 @@ def is_trajectory(line: dict[str, Any]) -> bool:
     return isinstance(line.get("id"), str)
 
 
+def _encode(line: dict[str, Any]) -> str:
+    return json.dumps(line, ensure_ascii=False, allow_nan=False)
+
+
+def trajectory_journal(out_dir: Path) -> Journal:
+    """trajectories.jsonl as the folder's journal: one trajectory per unit, the first of an id wins."""
+    return Journal(Path(out_dir) / TRAJECTORIES_FILE, is_trajectory, first_wins=True, encode=_encode)
+
+
 def load_trajectories(out_dir: Path) -> dict[str, dict[str, Any]]:
     """Read trajectories.jsonl: id -> line (the first of an id wins). Torn or malformed lines are skipped."""
-    found: dict[str, dict[str, Any]] = {}
-    for line in json_lines(Path(out_dir) / TRAJECTORIES_FILE):
-        if is_trajectory(line):
-            found.setdefault(line["id"], line)
-    return found
+    return trajectory_journal(out_dir).read()

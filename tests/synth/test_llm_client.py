@@ -237,7 +237,7 @@ def test_costs_are_summed_exactly_from_usage_and_registry_prices(llm_server):
     assert (totals["calls"], totals["tokens_in"], totals["tokens_out"], totals["errors"]) == (4, 1_003_123, 100_956, 0)
     assert set(ledger.by_model()) == {"gpt-4o", "gpt-4o-mini"}
     # JSON round trip keeps every number
-    again = UsageLedger.from_dict(json.loads(ledger.to_json()))
+    again = UsageLedger.from_json(ledger.to_json())
     assert again.by_stage() == stages and again.totals() == totals
 
 

@@ -37,7 +37,7 @@ def test_audit_sim_help_lists_every_named_simulator():
 
 
 def test_a_registered_backend_is_a_choice_and_makes_the_generator(monkeypatch):
-    monkeypatch.setattr(backends, "BACKENDS", dict(BACKENDS))
+    monkeypatch.setattr(backends, "BACKENDS", BACKENDS.copy())
     made = []
 
     @register_backend("toy", summary="a toy generator for this test")
@@ -52,7 +52,7 @@ def test_a_registered_backend_is_a_choice_and_makes_the_generator(monkeypatch):
 
 
 def test_a_registered_simulator_is_built_by_name(monkeypatch):
-    monkeypatch.setattr(simulators, "SIMULATORS", dict(SIMULATORS))
+    monkeypatch.setattr(simulators, "SIMULATORS", SIMULATORS.copy())
     monkeypatch.setattr("synth.simulation.SIMULATORS", simulators.SIMULATORS)
     sentinel = object()
     register_simulator("oracle", summary="answers from execution")(lambda: sentinel)  # type: ignore[arg-type, return-value]

@@ -294,6 +294,6 @@ def test_reference_agent_on_refusal_tasks(tmp_path: Path, solution: list[dict[st
     unit = Unit("library", task.id, task.state, task.instruction, len(solution))
     with make("library", task=task, catalog=Catalog(tmp_path / "c"), terminate_on_success=False) as env:
         t = run_episode(env, ReferenceAgent(task.solution or []), unit, EnvSteps(env), env_doc="library",
-                        env_kind="sql", seed=0, max_steps=5).to_dict()
+                        env_kind="sql", seed=0, max_steps=5).model_dump()
     assert t["success"] and t["end"] == "final" and [s["outcome"] for s in t["steps"]] == ["failure"] * len(solution)
     assert_openai_messages(t["messages"])

@@ -21,6 +21,7 @@ from typing import Any
 from catalog.bench.strata import GROUPS, RUNG_NAMES, rung_of_strata
 from catalog.state.delta import DeltaOp
 from catalog.state.jsonable import canonical_json
+from catalog.usage import Usage
 from verifier.audit.metrics import DeltaFormatError, parse_delta
 from verifier.audit.results import Record, is_missed, is_verified
 
@@ -247,9 +248,8 @@ def build_report(records: Sequence[Record], *, model: str, mode: str, price_note
     n = len(records)
     answered = [r for r in records if not is_missed(r)]
     predictions = [r["prediction"] for r in records]
-    tokens_in = sum(r["tokens_in"] for r in records)
-    tokens_out = sum(r["tokens_out"] for r in records)
-    cost = round(sum(r["cost_usd"] for r in records), 6)
+    used = sum((Usage.model_validate(r) for r in records), Usage())  # a record's tokens_in, tokens_out, cost_usd
+    tokens_in, tokens_out, cost = used.tokens_in, used.tokens_out, round(used.cost_usd, 6)
     verified = sum(is_verified(r) for r in records)
     wall = round(sum(float(s.get("seconds", 0.0)) for s in sessions), 3)
     asked = sum(int(s.get("answered", 0)) for s in sessions)

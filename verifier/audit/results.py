@@ -1,24 +1,23 @@
 """An audit folder's files: the results records, the session log, and what a record says.
 
 `results.jsonl` holds one record per answer, appended as it arrives (the runner writes it, the
-report and `bench export --from-audit` read it). Whether a record is *verified* (FM and strict
+report and `bench export --from-audit` read it): it is a catalog.journal.Journal, whose
+set-aside and line reading are re-exported here for the audit's other readers. Whether a record is *verified* (FM and strict
 CM) or *missed* (abstained or errored) is defined here once, for the report and the export.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from catalog.files import atomic_write
+from catalog.journal import Journal, json_lines, rejected_path, set_aside_garbage
 from catalog.state.jsonable import to_jsonable
 
-__all__ = ["RESULTS_FILE", "META_FILE", "LOCK_FILE", "RECORD_KEYS", "load_results", "read_meta", "set_aside_garbage",
-           "rejected_path", "write_json", "json_fallback", "json_lines", "is_record", "is_verified", "is_missed", "is_wrong"]
+__all__ = ["RESULTS_FILE", "META_FILE", "LOCK_FILE", "RECORD_KEYS", "load_results", "read_meta", "results_journal",
+           "set_aside_garbage", "rejected_path", "write_json", "json_fallback", "json_lines", "is_record", "is_verified", "is_missed", "is_wrong"]
 
 RESULTS_FILE = "results.jsonl"
 META_FILE = "audit.json"
@@ -57,71 +56,18 @@ def json_fallback(value: Any) -> Any:
         return repr(value)
 
 
-def rejected_path(path: Path) -> Path:
-    """Where `set_aside_garbage` keeps the lines it took out of `path`: results.jsonl -> results.rejected.jsonl."""
-    return path.with_name(f"{path.stem}.rejected{path.suffix}")
+def _encode(record: Record) -> str:
+    return json.dumps(record, ensure_ascii=False, default=json_fallback)
 
 
-def set_aside_garbage(path: Path, keep: Callable[[Record], bool] = lambda record: True) -> int:
-    """Move every line of an appended JSONL file that is not a record (`keep`) to its rejected file; return how many.
-
-    Called on resume, under the folder's lock, before the file is read and appended to: a torn
-    last line (a crash mid-write) or garbage anywhere (an edit, a disk error) would otherwise stay
-    and be skipped on every read. Nothing is dropped: the lines go to `rejected_path(path)` first
-    (appended, so earlier set-asides stay), then the file is rewritten atomically without them, and
-    one stderr line says so. Blank lines carry nothing and are only removed. The work those lines
-    held is done again, since their ids are no longer on file.
-    """
-    if not path.is_file() or path.stat().st_size == 0:
-        return 0
-    data = path.read_bytes()
-    kept: list[bytes] = []
-    rejected: list[bytes] = []
-    for raw in data.splitlines(keepends=True):
-        line = raw.rstrip(b"\r\n")
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            record = None
-        (kept if isinstance(record, dict) and keep(record) else rejected).append(line + b"\n")
-    if not rejected:
-        if not data.endswith(b"\n") or len(kept) != data.count(b"\n"):
-            atomic_write(path, b"".join(kept))  # a valid last line without its newline, or blank lines
-        return 0
-    aside = rejected_path(path)
-    with aside.open("ab") as sink:
-        sink.writelines(rejected)
-        sink.flush()
-        os.fsync(sink.fileno())
-    atomic_write(path, b"".join(kept), fsync=True)
-    sys.stderr.write(f"warning: {path}: set aside {len(rejected)} unreadable line(s) in {aside}; "
-                     "their work is done again\n")
-    return len(rejected)
-
-
-def json_lines(path: Path) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a JSONL file that is appended to as work finishes; torn or malformed lines are skipped."""
-    if not path.is_file():
-        return
-    with path.open("rb") as handle:
-        for raw in handle:
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except (ValueError, UnicodeDecodeError):
-                continue
-            if isinstance(record, dict):
-                yield record
+def results_journal(out_dir: Path | str) -> Journal:
+    """results.jsonl as the folder's journal: one record per answer (see catalog.journal)."""
+    return Journal(Path(out_dir) / RESULTS_FILE, is_record, encode=_encode)
 
 
 def load_results(out_dir: Path | str) -> dict[str, Record]:
     """Read results.jsonl: id -> record (the last of an id wins). Torn or malformed lines are skipped."""
-    records: dict[str, Record] = {}
-    for record in json_lines(Path(out_dir) / RESULTS_FILE):
-        if is_record(record):
-            records[record["id"]] = record
-    return records
+    return results_journal(out_dir).read()
 
 
 def read_meta(out_dir: Path, name: str = META_FILE) -> dict[str, Any]:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import fcntl
-import json
 import queue
 import threading
 import time
@@ -61,13 +60,11 @@ from verifier.audit.results import (
     RECORD_KEYS,
     RESULTS_FILE,
     is_missed,
-    is_record,
     is_verified,
     is_wrong,
-    json_fallback,
     load_results,
     read_meta,
-    set_aside_garbage,
+    results_journal,
     write_json,
 )
 
@@ -184,8 +181,7 @@ def run_audit(items: Iterable[BenchItem], simulator: Simulator, out_dir: Path | 
             raise AuditError(f"{out} holds results of {meta.get('model')} ({meta.get('mode')}), not "
                              f"{simulator.name} ({simulator.mode}); use another --out")
         meta = {"model": simulator.name, "mode": simulator.mode, "sessions": meta.get("sessions", [])}
-        set_aside_garbage(out / RESULTS_FILE, is_record)
-        done = load_results(out)
+        done = results_journal(out).resume()
         foreign = {(r.get("model"), r.get("mode")) for r in done.values()} - {(simulator.name, simulator.mode)}
         if foreign:
             raise AuditError(f"{out / RESULTS_FILE} holds answers of {sorted(map(str, foreign))}, not "
@@ -261,7 +257,7 @@ def _record_answers(todo: list[BenchItem], simulator: Simulator, out: Path, prog
     """The driver's loop: append each answer to results.jsonl as it arrives; raise on a fatal one."""
     answered = 0
     failure: BaseException | None = None
-    with (out / RESULTS_FILE).open("a", encoding="utf-8") as sink:
+    with results_journal(out).appending() as append:
         try:
             while answered < len(todo):
                 try:
@@ -280,8 +276,7 @@ def _record_answers(todo: list[BenchItem], simulator: Simulator, out: Path, prog
                 elif not isinstance(answer, SimResult):
                     answer = SimResult(error=f"simulator returned {type(answer).__name__}, not SimResult")
                 record = _record(item, answer, seconds, simulator)
-                sink.write(json.dumps(record, ensure_ascii=False, default=json_fallback) + "\n")
-                sink.flush()
+                append(record)
                 answered += 1
                 if progress:
                     progress(finished + answered, total, record)

@@ -22,6 +22,7 @@ from typing import Any
 
 from catalog.bench.items import BenchItem, SimResult, Simulator
 from catalog.state.jsonable import to_jsonable
+from catalog.usage import Usage
 
 __all__ = ["ANSWERS_FILE", "AnswerBook", "Budget"]
 
@@ -44,8 +45,7 @@ class AnswerBook:
         self.simulator, self.budget = simulator, budget
         self.path = folder / ANSWERS_FILE
         self.answers: dict[str, SimResult] = {}
-        self.calls = self.tokens_in = self.tokens_out = 0
-        self.cost_usd = 0.0
+        self.used = Usage()  # every answer on file, this run's and earlier runs'
         self.refused = 0
         self.asked_now = 0
         self.ceiling: int | None = None  # a lower call limit for now (one env's share of the budget)
@@ -69,10 +69,13 @@ class AnswerBook:
 
     def _count(self, key: str, result: SimResult) -> None:
         self.answers[key] = result
-        self.calls += 1 + result.reasks
-        self.tokens_in += result.tokens_in
-        self.tokens_out += result.tokens_out
-        self.cost_usd += result.cost_usd
+        self.used += Usage(calls=1 + result.reasks, tokens_in=result.tokens_in, tokens_out=result.tokens_out,
+                           cost_usd=result.cost_usd)
+
+    @property
+    def calls(self) -> int:
+        """Model calls paid for so far (re-asks included): what the call budget counts."""
+        return self.used.calls
 
     @property
     def exhausted(self) -> bool:
@@ -80,8 +83,8 @@ class AnswerBook:
         calls, tokens = self.budget.calls, self.budget.tokens
         if self.ceiling is not None:
             calls = self.ceiling if calls is None else min(calls, self.ceiling)
-        return (calls is not None and self.calls >= calls) or (
-            tokens is not None and self.tokens_in + self.tokens_out >= tokens)
+        return (calls is not None and self.used.calls >= calls) or (
+            tokens is not None and self.used.tokens_in + self.used.tokens_out >= tokens)
 
     def ask(self, item: BenchItem, ask: int = 0) -> SimResult | None:
         """The simulator's answer to `item` (its `ask`-th asking); None if the budget cannot pay for it."""
@@ -100,5 +103,5 @@ class AnswerBook:
         return result
 
     def usage(self) -> dict[str, Any]:
-        return {"calls": self.calls, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
-                "cost_usd": round(self.cost_usd, 6)}
+        return {**self.used.model_dump(include={"calls", "tokens_in", "tokens_out"}),
+                "cost_usd": round(self.used.cost_usd, 6)}

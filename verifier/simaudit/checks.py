@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from catalog.bench.items import SimResult
 from catalog.models import Action, Outcome
+from catalog.registry import Registry
 from catalog.state.delta import DeltaConflict, DeltaOp, apply_delta
 from catalog.state.jsonable import canonical_json
 from constraints.extract import template_regex
@@ -91,20 +92,13 @@ class SimProperty:
     check: CheckFn
 
 
-PROPERTIES: dict[str, SimProperty] = {}
+PROPERTIES: Registry[SimProperty] = Registry("simulator property")
 
 
 def simulator_property(name: str, summary: str, *, judge: Literal["execution", "spec", "metamorphic"],
                        extra_asks: int = 0) -> Callable[[CheckFn], CheckFn]:
     """Register a property check under `name` (the report's key)."""
-
-    def register(check: CheckFn) -> CheckFn:
-        if name in PROPERTIES:
-            raise ValueError(f"simulator property {name!r} is registered twice")
-        PROPERTIES[name] = SimProperty(name, summary, judge, extra_asks, check)
-        return check
-
-    return register
+    return PROPERTIES.register(name, lambda check: SimProperty(name, summary, judge, extra_asks, check))
 
 
 def _short(value: Any, limit: int = 160) -> str:
