@@ -307,7 +307,7 @@ def cmd_verify_gate(args: argparse.Namespace) -> int:
     if args.all == bool(args.env_id):
         raise UserError("name one env (python cli.py verify gate library) or pass --all")
     executor = _executor(args)
-    if not args.all and not executor.is_local:
+    if not args.all and executor.kind != "local":
         raise UserError("--executor ray spreads the envs of --all over a cluster; one env runs on this machine")
     if args.no_reference:
         catalog.include_reference = False
@@ -493,7 +493,7 @@ def _export_with_progress(args: argparse.Namespace, composition: Any, *, seed: i
 
 
 def cmd_audit_sim(args: argparse.Namespace) -> int:
-    from synth.simulation import open_simulator, recipe_for
+    from synth.simulation import open_simulator
     from synth.simulators import audit_label
     from verifier.audit.run import render_summary, run_audit
 
@@ -517,7 +517,7 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
     try:
         with open_simulator(args.model, args.mode, args.on_violation, seed=args.seed) as simulator:
             report = run_audit(items, simulator, out, workers=args.workers, limit=args.limit, progress=progress,
-                               executor=executor, recipe=None if executor.is_local else recipe_for(simulator))
+                               executor=executor)
     except ValueError as exc:  # a bad mode or policy (unknown models, unreachable endpoints, aborted audits
         raise UserError(str(exc)) from exc  # are EnvforgeErrors: main prints them)
     except KeyboardInterrupt:
@@ -540,7 +540,6 @@ def cmd_rollout(args: argparse.Namespace) -> int:
 
     from synth.llm import open_client
     from synth.rollout import (
-        ModelAgent,
         ModelAgentFactory,
         RolloutConfig,
         build_report,
@@ -551,7 +550,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         run_rollouts,
         write_report,
     )
-    from synth.simulation import open_simulator, recipe_for
+    from synth.simulation import open_simulator
     from synth.simulators import SIMULATORS
 
     executor = _executor(args)
@@ -579,12 +578,9 @@ def cmd_rollout(args: argparse.Namespace) -> int:
                 factory = reference_agent
             else:
                 client = stack.enter_context(open_client(args.model, seed=args.seed, timeout=args.timeout))
-                factory = lambda unit, handle: ModelAgent(client, max_tokens=config.max_tokens)  # noqa: E731
-                if not executor.is_local:  # workers open their own client to the endpoint the driver reaches
-                    factory = ModelAgentFactory.of(client, max_tokens=config.max_tokens)
-            recipe = recipe_for(simulator) if simulator is not None and not executor.is_local else None
+                factory = ModelAgentFactory.of(client, max_tokens=config.max_tokens)  # Ray workers open their own
             result = run_rollouts(catalog, units, config, out, agent_factory=factory, simulator=simulator,
-                                  concurrency=args.concurrency, executor=executor, simulator_recipe=recipe,
+                                  concurrency=args.concurrency, executor=executor,
                                   progress=lambda done, total, _t: line.show(f"{done}/{total} episodes"))
     except KeyboardInterrupt:
         print(f"\ninterrupted; finished trajectories are kept in {out / 'trajectories.jsonl'}: rerun the same command "
@@ -629,7 +625,7 @@ def _cmd_property_audit(args: argparse.Namespace) -> int:
 
     if args.env and args.all:
         raise UserError("give --env ID or --all, not both")
-    if not _executor(args).is_local:  # one budget and one answer cache span every env: no per-env units to farm out
+    if _executor(args).kind != "local":  # one budget and one answer cache span every env: no per-env units to farm out
         raise UserError("audit-sim --property-based runs on this machine only (its search shares one call budget and "
                         "one answer cache across envs); drop --executor ray, or audit exported samples on Ray "
                         "(audit-sim without --property-based)")
