@@ -94,12 +94,6 @@ class LLMSim:
         self.max_tokens = max_tokens
         self.seed = seed
 
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled (to a Ray worker), an LLM simulator is its recipe: the same model at the endpoint its client reaches."""
-        from synth.simulation.recipe import recipe_for
-
-        return (recipe_for(self), ())
     def close(self) -> None:
         """Close the client if this simulator made it."""
         if self._owns_client:
