@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copyreg
 from dataclasses import dataclass
+from typing import Any
 
 from catalog.bench.items import Simulator
 from synth.llm import LLMClient, ModelSpec
@@ -64,7 +65,8 @@ def recipe_for(simulator: Simulator) -> SimulatorRecipe:
                      "simulator nor a registry model")
 
 
-def _pickled_as_recipe(simulator: LLMSim) -> tuple[SimulatorRecipe, tuple[()]]:
+def _pickled_as_recipe(simulator: LLMSim) -> tuple[Any, tuple[()]]:
+    """How pickle rebuilds an LLMSim: by calling its recipe (an equal simulator, a client of its own)."""
     return recipe_for(simulator), ()
 
 
