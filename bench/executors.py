@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from catalog.store import REFERENCE_DIR, Catalog  # noqa: E402
-from executors import ExecutorSpec, open_pool  # noqa: E402
+from executors import ExecutorSpec, Recipe, open_pool  # noqa: E402
 
 REFERENCE = ("library", "bank", "clinic", "store")
 EXECUTORS = ("local", "ray")
@@ -225,6 +225,18 @@ def measure_command(command: Command, address: str, ray: Any) -> dict[str, Any]:
 
 
 # --- bare pools -------------------------------------------------------------------------------------
+class _Pid:
+    def run(self, unit: None) -> int:
+        return os.getpid()
+
+
+class NoOp(Recipe[None, int]):
+    """A worker whose unit does nothing but say which process ran it."""
+
+    def open(self) -> _Pid:
+        return _Pid()
+
+
 def bare_pools(sizes: tuple[int, int] = (300, 3000)) -> dict[str, Any]:
     """ms per no-op unit and the fixed start-up of `open_pool`, local processes vs Ray actors."""
     out: dict[str, Any] = {}
@@ -233,8 +245,8 @@ def bare_pools(sizes: tuple[int, int] = (300, 3000)) -> dict[str, Any]:
             points = []
             for size in sizes:
                 started = time.perf_counter()
-                with open_pool(ExecutorSpec(kind), workers=workers) as pool:
-                    futures = [pool.submit(os.getpid) for _ in range(size)]
+                with open_pool(ExecutorSpec(kind), NoOp(), workers) as pool:
+                    futures = [pool.submit(None) for _ in range(size)]
                     pids = {f.result(timeout=300) for f in futures}
                 points.append((size, time.perf_counter() - started))
                 assert os.getpid() not in pids

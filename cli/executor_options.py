@@ -18,14 +18,18 @@ def add_executor_options(parser: argparse.ArgumentParser, unit: str) -> None:
                             "HOST:PORT or ray://HOST:PORT); default: $RAY_ADDRESS, else a new local instance")
 
 
-def executor_spec(args: argparse.Namespace) -> Any:
+def executor_spec(args: argparse.Namespace, *, local_only: str | None = None) -> Any:
     """The ExecutorSpec of --executor / --ray-address (an address without ray is bad input).
 
-    An explicit Ray address is probed here, before the command writes anything.
+    `local_only`: this form of the command has no units to spread, so asking for Ray is bad
+    input, said in that line. An explicit Ray address is probed here, before the command writes anything.
     """
+    from cli.errors import UserError
     from executors import ExecutorSpec
 
     spec = ExecutorSpec(args.executor, args.ray_address)
+    if local_only and args.executor != "local":
+        raise UserError(local_only)
     address = args.ray_address or os.environ.get("RAY_ADDRESS")
     if args.executor == "ray" and address:
         from executors.ray_pool import probe

@@ -1,16 +1,21 @@
-"""Where a command's work units run: the local pool (default) or a Ray cluster.
+"""Where a command's work units run: local processes or threads (default), or a Ray cluster.
 
 Every long command is a loop over independent work units (a synthesis slot, an env to verify, a
-sample to audit, a task to roll out). The command keeps the loop, the files and resume; an
-executor only decides where each unit's function runs. Both kinds give the same interface, a
-`WorkerPool` whose `submit` returns a `concurrent.futures.Future`, so a driver written for a local
-pool (`cf.wait`, `cf.as_completed`) runs unchanged on Ray:
+sample to audit, a task to roll out, a batch of sandbox jobs). The command keeps the loop, the
+files and resume; the executor only decides where each unit runs. A command describes its
+worker once, as a picklable `Recipe` whose `open()` builds the worker's state (a catalog, a
+sandbox pool, a simulator) and whose worker's `run(unit)` does one unit; `open_pool(executor,
+recipe, workers)` opens `workers` workers from it and returns a `WorkerPool` whose `submit(unit)`
+returns a `concurrent.futures.Future`, so one driver (`cf.wait`, `cf.as_completed`) runs on
+either executor:
 
-- `local`: a process pool (CPU-bound units: slots, envs) or a thread pool (I/O-bound units:
-  model calls), as the command had before executors existed;
-- `ray`: one Ray actor per worker, spread over the cluster's nodes, each initialised once (the
-  worker's state, e.g. a sandbox pool or an opened pipeline) and fed one unit at a time by the
-  driver, so a busy actor never queues work an idle one could take.
+- `local`: spawned processes (CPU-bound units: slots, envs) or threads of this process (units
+  that wait: model calls, sandbox jobs), as the recipe's `threads` says;
+- `ray`: one Ray actor per worker, spread over the cluster's nodes, each opening the recipe once
+  and fed one unit at a time by the driver, so a busy actor never queues work an idle one could take.
+
+This module is the one place that chooses by executor kind: commands never do. What a worker
+needs from the driver's node (`on_driver_node`) is chosen here too.
 
 A worker that dies mid-unit (a killed process, a lost node) is replaced and its unit run again
 (a bounded number of times); the unit's future never sees the death. Units must therefore be safe
@@ -22,29 +27,44 @@ Not to be confused with `constraints.completeness.Executor`, which runs tool cal
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from executors.base import EXECUTORS, ExecutorError, ExecutorSpec, WorkerLost, WorkerPool
+from executors.base import EXECUTORS, ExecutorError, ExecutorSpec, Recipe, Worker, WorkerLost, WorkerPool
 
-__all__ = ["EXECUTORS", "ExecutorError", "ExecutorSpec", "WorkerLost", "WorkerPool", "open_pool"]
+__all__ = ["EXECUTORS", "ExecutorError", "ExecutorSpec", "LOCAL", "Recipe", "Worker", "WorkerLost", "WorkerPool",
+           "on_driver_node", "open_pool"]
+
+U = TypeVar("U")
+R = TypeVar("R")
+LOCAL = ExecutorSpec()  # the default executor: this machine
 
 
-def open_pool(spec: ExecutorSpec, *, workers: int, initializer: Callable[..., None] | None = None,
-              initargs: Sequence[Any] = (), threads: bool = False, per_worker: int = 1,
-              name: str = "envforge") -> WorkerPool:
-    """A pool of `workers` workers, each running `initializer(*initargs)` once before its first unit.
+def open_pool(spec: ExecutorSpec, recipe: Recipe[U, R], workers: int, *, per_worker: int = 1,
+              name: str = "envforge") -> WorkerPool[U, R]:
+    """A pool of `workers` workers, each opened once from `recipe`, running units submitted to it.
 
-    `threads` (local only) runs units on threads of this process, for I/O-bound units whose
-    state may be shared (one simulator, one client); the initializer then runs once here. On Ray
-    a worker is an actor process that runs `per_worker` units at a time on its own threads.
-    Functions and arguments must be picklable (module-level functions, plain data), as for a
-    process pool.
+    Locally the recipe's `threads` chooses threads of this process (`workers * per_worker` of
+    them) or spawned processes; on Ray a worker is an actor process that runs `per_worker` units
+    at a time on its own threads. The recipe and the units must pickle (module-level classes,
+    plain data), as for a process pool; `name` names the Ray actors.
     """
-    if spec.is_local:
-        from executors.local import LocalPool
+    if spec.kind == "local":
+        from executors.local import open_local
 
-        return LocalPool(workers, initializer, tuple(initargs), threads=threads, per_worker=per_worker)
+        return open_local(recipe, workers, per_worker=per_worker)
     from executors.ray_pool import RayPool
 
-    return RayPool(workers, initializer, tuple(initargs), address=spec.address, per_worker=per_worker, name=name)
+    return RayPool(recipe, workers, address=spec.address, per_worker=per_worker, name=name)
+
+
+def on_driver_node(spec: ExecutorSpec, cls: type, *args: Any) -> Any | None:
+    """A Ray actor of `cls(*args)` on the driver's node, for workers on other nodes; None when they all run here.
+
+    Local workers share the driver's machine and open what they need themselves (e.g. a SQLite
+    file); Ray workers may be anywhere and reach the actor instead (stop it with `ray.kill`).
+    """
+    if spec.kind == "local":
+        return None
+    from executors.ray_pool import driver_actor
+
+    return driver_actor(cls, *args, address=spec.address)

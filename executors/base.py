@@ -1,17 +1,20 @@
-"""What every executor shares: which one to use, the pool interface and its errors."""
+"""What every executor shares: which one to use, what a worker is, the pool interface and its errors."""
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures as cf
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from catalog.errors import EnvforgeError
 from sandbox.isolation import Isolation, set_default_isolation
 
 EXECUTORS = ("local", "ray")
-R = TypeVar("R")
+U = TypeVar("U")  # a unit of work
+R = TypeVar("R")  # its result
+U_contra = TypeVar("U_contra", contravariant=True)
+R_co = TypeVar("R_co", covariant=True)
 
 
 class ExecutorError(RuntimeError, EnvforgeError):
@@ -40,32 +43,52 @@ class ExecutorSpec:
         if self.address is not None and self.kind != "ray":
             raise ExecutorError("--ray-address needs --executor ray")
 
-    @property
-    def is_local(self) -> bool:
-        return self.kind == "local"
+
+class Worker(Protocol[U_contra, R_co]):
+    """What a recipe opens, once per worker: the worker's state (a catalog, a sandbox pool, a simulator).
+
+    A worker may also have `close()`, called when its pool stops (or its process exits).
+    """
+
+    def run(self, unit: U_contra) -> R_co:
+        """One unit's result; an exception it raises fails that unit's future only."""
 
 
-class WorkerPool(Protocol):
-    """Runs `fn(*args)` on a worker; results come back to the driver as futures."""
+class Recipe(Generic[U, R]):
+    """How to build a worker: plain, picklable data, opened once in each worker (process, thread or actor).
+
+    `threads` says what the units need locally: False (CPU-bound units: slots, envs) runs them in
+    spawned processes, True (units that wait: model calls, sandbox jobs) on threads of the
+    driver's process. On Ray every worker is an actor process either way.
+    """
+
+    threads: bool = False
+
+    def open(self) -> Worker[U, R]:
+        raise NotImplementedError
+
+
+class WorkerPool(Protocol[U, R]):
+    """Runs units on workers opened from one recipe; results come back to the driver as futures."""
 
     kind: str
     workers: int
 
-    def submit(self, fn: Callable[..., R], *args: Any) -> cf.Future[R]:
+    def submit(self, unit: U) -> cf.Future[R]:
         """Queue one unit; its future holds the result, or the exception the unit raised."""
 
     def close(self, *, cancel: bool = False) -> None:
         """Stop the workers; `cancel` drops queued units and stops running ones now (Ctrl-C)."""
 
-    def __enter__(self) -> WorkerPool:
+    def __enter__(self) -> WorkerPool[U, R]:
         ...
 
     def __exit__(self, *exc: object) -> None:
         ...
 
 
-def start_worker(isolation: Isolation, initializer: Callable[..., None] | None, initargs: Sequence[Any]) -> None:
-    """What every worker process runs first, local or Ray: the driver's ways, then the command's initializer.
+def start_worker(isolation: Isolation, recipe: Recipe[Any, Any]) -> Worker[Any, Any]:
+    """What every worker process runs first, local or Ray: the driver's ways, then its recipe, opened.
 
     A worker does not inherit what the driver set at run time: its sandbox isolation
     (`--unsafe-no-isolation`) is handed over here, and Ctrl-C is left to the driver, which closes
@@ -77,5 +100,8 @@ def start_worker(isolation: Isolation, initializer: Callable[..., None] | None, 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     set_default_isolation(isolation)
-    if initializer is not None:
-        initializer(*initargs)
+    worker = recipe.open()
+    close = getattr(worker, "close", None)
+    if close is not None:
+        atexit.register(close)
+    return worker

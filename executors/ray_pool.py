@@ -22,12 +22,12 @@ import secrets
 import socket
 import threading
 import uuid
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-from executors.base import ExecutorError, WorkerLost, start_worker
+from executors.base import ExecutorError, Recipe, WorkerLost, start_worker
 from sandbox.isolation import Isolation, default_isolation
 
+U = TypeVar("U")
 R = TypeVar("R")
 RESTARTS = 3  # per actor
 RETRIES = 3  # per unit, on an actor that died under it
@@ -116,50 +116,57 @@ def _runtime_env() -> dict[str, Any]:
 
 
 class _Worker:
-    """The actor: starts as every worker does (`start_worker`), then runs units (module-level functions over plain data)."""
+    """The actor: starts as every worker does (`start_worker`), opening its recipe once, then runs units.
 
-    def __init__(self, isolation: Isolation, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
-        start_worker(isolation, initializer, initargs)
+    The recipe comes pickled and is unpickled here, so a worker that cannot rebuild it (a missing
+    dependency, an endpoint it cannot reach) fails as a worker that cannot open it does.
+    """
 
-    def run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-        return fn(*args)
+    def __init__(self, isolation: Isolation, recipe: bytes) -> None:
+        from ray import cloudpickle
+
+        self.worker = start_worker(isolation, cloudpickle.loads(recipe))
+
+    def run(self, unit: Any) -> Any:
+        return self.worker.run(unit)
 
     def pid(self) -> int:
         return os.getpid()
 
 
-class RayPool:
-    """`workers` Ray actors; see `executors.open_pool`."""
+class RayPool(Generic[U, R]):
+    """`workers` Ray actors, each opening the recipe once; see `executors.open_pool`."""
 
     kind = "ray"
 
-    def __init__(self, workers: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...], *,
-                 address: str | None = None, per_worker: int = 1, name: str = "envforge") -> None:
+    def __init__(self, recipe: Recipe[U, R], workers: int, *, address: str | None = None, per_worker: int = 1,
+                 name: str = "envforge") -> None:
         self.ray = ray = connect(address)
         self.workers, self.per_worker = max(1, workers), max(1, per_worker)
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
         share = min(1.0, cpus / self.workers)
         self.name = f"{name}-{uuid.uuid4().hex[:8]}"
         actor = ray.remote(_Worker)
+        pickled = ray.cloudpickle.dumps(recipe)
         self.actors = [actor.options(num_cpus=share, max_restarts=RESTARTS, max_task_retries=RETRIES,
                                      max_concurrency=self.per_worker, scheduling_strategy="SPREAD",
-                                     name=f"{self.name}-{k}").remote(default_isolation(), initializer, initargs)
+                                     name=f"{self.name}-{k}").remote(default_isolation(), pickled)
                        for k in range(self.workers)]
         self._free = collections.deque(a for a in self.actors for _ in range(self.per_worker))
-        self._queue: collections.deque[tuple[cf.Future[Any], Callable[..., Any], tuple[Any, ...]]] = collections.deque()
+        self._queue: collections.deque[tuple[cf.Future[Any], Any]] = collections.deque()
         self._running: dict[Any, tuple[Any, cf.Future[Any]]] = {}
         self._wake = threading.Condition()
         self._closed = False
         self._thread = threading.Thread(target=self._dispatch, name=f"{self.name}-dispatch", daemon=True)
         self._thread.start()
 
-    def submit(self, fn: Callable[..., R], *args: Any) -> cf.Future[R]:
+    def submit(self, unit: U) -> cf.Future[R]:
         future: cf.Future[R] = cf.Future()
         with self._wake:
             if self._closed:
                 future.cancel()
                 return future
-            self._queue.append((future, fn, args))
+            self._queue.append((future, unit))
             self._wake.notify()
         return future
 
@@ -172,12 +179,12 @@ class RayPool:
                 if self._closed:
                     return
                 while self._queue and self._free:
-                    future, fn, args = self._queue.popleft()
+                    future, unit = self._queue.popleft()
                     if not future.set_running_or_notify_cancel():
                         continue
                     actor = self._free.popleft()
                     try:
-                        self._running[actor.run.remote(fn, args)] = (actor, future)
+                        self._running[actor.run.remote(unit)] = (actor, future)
                     except Exception as exc:  # noqa: BLE001 - Ray refused the call (e.g. the actor is gone for good)
                         self._free.append(actor)
                         future.set_exception(WorkerLost(f"the Ray worker could not take this unit: {exc}"))
@@ -213,7 +220,7 @@ class RayPool:
             if self._closed:
                 return
             self._closed = True
-            pending = [f for f, _fn, _a in self._queue]
+            pending = [f for f, _unit in self._queue]
             self._queue.clear()
             self._wake.notify_all()
         self._thread.join()
@@ -228,8 +235,24 @@ class RayPool:
         for actor in self.actors:
             self.ray.kill(actor, no_restart=True)
 
-    def __enter__(self) -> RayPool:
+    def __enter__(self) -> RayPool[U, R]:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close(cancel=exc[0] is not None)
+
+
+def driver_actor(cls: type, *args: Any, address: str | None = None, max_concurrency: int = 16) -> Any:
+    """An actor of `cls(*args)` pinned to this (the driver's) node, restarted if it dies; returns its handle.
+
+    For what workers on any node must reach but only this node may hold (e.g. a SQLite file in WAL
+    mode, which works on one host only). It asks for no CPU, so it never takes a worker's place.
+    """
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    ray = connect(address)
+    here = ray.get_runtime_context().get_node_id()
+    actor = ray.remote(cls).options(
+        num_cpus=0, max_concurrency=max_concurrency, max_restarts=RESTARTS, max_task_retries=RETRIES,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=False))
+    return actor.remote(*args)

@@ -1,10 +1,10 @@
-"""Sandbox jobs on an executor: a `SandboxPool` stand-in whose workers are Ray actors.
+"""Sandbox jobs on an executor: what a command that batches sandbox jobs runs them on.
 
 Commands that batch sandbox jobs (`bench export`: `run_many` per search round and per
-verification pass) keep their batching; with Ray each actor holds a `SandboxPool(1)` of its own
-(the OS sandbox runs inside the actor, exactly as it does locally) and a unit is a run of
-consecutive jobs of one env version, so an actor's sandbox worker stays on one env as the local
-pool's does. Results come back in input order.
+verification pass) keep their batching; each worker (a thread here, an actor on Ray) holds a
+`SandboxPool(1)` of its own (the OS sandbox runs inside the worker, exactly as it does for a
+single pool) and a unit is a run of consecutive jobs of one env version, so a worker's sandbox
+process stays on one env as a local pool's does. Results come back in input order.
 
 Jobs name their env by host path: on a multi-node cluster the catalog folder (and the installed
 package, for reference envs) must be at the same path on every node, e.g. a shared filesystem.
@@ -13,24 +13,39 @@ package, for reference envs) must be at the same path on every node, e.g. a shar
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
-from executors import ExecutorSpec, open_pool
+from executors import ExecutorSpec, Recipe, WorkerPool, open_pool
 from sandbox.pool import DEFAULT_TIMEOUT, Job, JobResult, SandboxPool, job_version
 
-__all__ = ["JobPool", "RaySandboxPool", "open_sandbox_pool"]
+__all__ = ["JobPool", "SandboxJobs", "batches", "open_sandbox_pool"]
 
 MAX_BATCH = 32  # jobs per unit: long enough to amortise a unit's round trip, short enough to spread a round
 
-_WORKER: dict[str, SandboxPool] = {}  # the actor's own sandbox pool
+
+class _SandboxWorker:
+    """One worker's sandbox pool, running one batch of jobs per unit."""
+
+    def __init__(self, timeout: float) -> None:
+        self.pool = SandboxPool(1, timeout=timeout)  # the driver's isolation: executors hand it to every worker
+
+    def run(self, jobs: list[Job]) -> list[JobResult]:
+        return self.pool.run_many(jobs)
+
+    def close(self) -> None:
+        self.pool.close()
 
 
-def _open_sandbox(timeout: float) -> None:
-    _WORKER["pool"] = SandboxPool(1, timeout=timeout)  # the driver's isolation: executors hand it to every worker
+@dataclass(frozen=True)
+class SandboxJobs(Recipe[list[Job], list[JobResult]]):
+    """The recipe of a sandbox-job worker: a one-worker SandboxPool (the jobs run in its sandbox process)."""
 
+    timeout: float = DEFAULT_TIMEOUT
+    threads = True  # a worker only waits on its sandbox process
 
-def _run_batch(jobs: list[Job]) -> list[JobResult]:
-    return _WORKER["pool"].run_many(jobs)
+    def open(self) -> _SandboxWorker:
+        return _SandboxWorker(self.timeout)
 
 
 def batches(jobs: list[Job], workers: int) -> list[list[int]]:
@@ -42,17 +57,18 @@ def batches(jobs: list[Job], workers: int) -> list[list[int]]:
     return [group[k:k + size] for group in groups.values() for k in range(0, len(group), size)]
 
 
-class RaySandboxPool:
-    """`workers` Ray actors, each with a one-worker SandboxPool; what the exporter uses of SandboxPool."""
+class JobPool:
+    """`workers` sandbox-job workers of an executor; what the exporter uses of SandboxPool."""
 
     def __init__(self, spec: ExecutorSpec, workers: int, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.size = max(1, workers)
-        self._pool = open_pool(spec, workers=self.size, initializer=_open_sandbox, initargs=(timeout,), name="sandbox")
+        self._pool: WorkerPool[list[Job], list[JobResult]] = open_pool(spec, SandboxJobs(timeout), self.size,
+                                                                         name="sandbox")
 
     def run_many(self, jobs: list[Job]) -> list[JobResult]:
-        """Run a batch of jobs on the actors; results in the order of `jobs`."""
+        """Run a batch of jobs on the workers; results in the order of `jobs`."""
         units = batches(jobs, self.size)
-        futures = [self._pool.submit(_run_batch, [jobs[i] for i in unit]) for unit in units]
+        futures = [self._pool.submit([jobs[i] for i in unit]) for unit in units]
         results: list[JobResult | None] = [None] * len(jobs)
         for unit, future in zip(units, futures, strict=True):
             for index, result in zip(unit, future.result(), strict=True):
@@ -65,19 +81,13 @@ class RaySandboxPool:
     def close(self) -> None:
         self._pool.close()
 
-    def __enter__(self) -> RaySandboxPool:
+    def __enter__(self) -> JobPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._pool.close(cancel=exc[0] is not None)
 
 
-JobPool = SandboxPool | RaySandboxPool
-"""What runs a command's batches of sandbox jobs: this machine's pool or the actors'."""
-
-
 def open_sandbox_pool(spec: ExecutorSpec, workers: int, *, timeout: float = DEFAULT_TIMEOUT) -> JobPool:
-    """A SandboxPool on this machine for `local`, the actors' pools for `ray`."""
-    if spec.is_local:
-        return SandboxPool(max(1, workers), timeout=timeout)
-    return RaySandboxPool(spec, workers, timeout=timeout)
+    """`workers` sandbox-job workers on `spec`'s executor."""
+    return JobPool(spec, workers, timeout=timeout)

@@ -26,6 +26,8 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from executors import ExecutorSpec, on_driver_node
+
 __all__ = ["CheckpointHost", "RemoteCheckpoints", "host_checkpoints"]
 
 
@@ -97,18 +99,9 @@ class RemoteCheckpoints(BaseCheckpointSaver[str]):
         return SqliteSaver.get_next_version(self, current, channel)  # type: ignore[arg-type]
 
 
-def host_checkpoints(path: Path, address: str | None) -> Any:
-    """Start the `CheckpointHost` actor for `path` on this (the driver's) node; returns its handle."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    from executors.ray_pool import connect
-
-    ray = connect(address)
-    here = ray.get_runtime_context().get_node_id()
-    actor = ray.remote(CheckpointHost).options(
-        num_cpus=0, max_concurrency=16, max_restarts=3, max_task_retries=3,
-        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=False))
-    return actor.remote(str(path))
+def host_checkpoints(path: Path, executor: ExecutorSpec) -> Any | None:
+    """The `CheckpointHost` actor for `path` on this (the driver's) node, if `executor`'s workers may be elsewhere."""
+    return on_driver_node(executor, CheckpointHost, str(path))
 
 
 def stop_host(host: Any) -> None:

@@ -44,7 +44,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ from catalog.files import atomic_write
 from catalog.search.index import catalog_dedup_filter
 from catalog.search.vectors import DedupFilter
 from catalog.store import Catalog
-from executors import ExecutorSpec, WorkerPool, open_pool
+from executors import LOCAL, ExecutorSpec, Recipe, WorkerPool, open_pool
 from sandbox.isolation import default_isolation, require_isolation
 from synth.backends import resolve_models
 from synth.checkpoint_host import host_checkpoints, stop_host
@@ -61,9 +61,6 @@ from synth.report import SynthesisReport, write_report
 from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, runs_dir
 
 __all__ = ["RunConfig", "RunError", "RunModels", "resolve_models", "runs_dir", "synthesize"]
-
-LOCAL = ExecutorSpec()  # the default executor: this machine's process pool
-
 
 # --- the slots table --------------------------------------------------------------------------------
 
@@ -99,9 +96,6 @@ def _slots(db: sqlite3.Connection) -> dict[int, dict[str, Any]]:
 
 # --- workers ----------------------------------------------------------------------------------------
 
-_WORKER: dict[str, Any] = {}
-
-
 def _open_graph(run_dir: Path, config: RunConfig, models: RunModels, *, dedup: DedupFilter | None,
                 checkpoints: Any = None) -> tuple[Any, Context, Any]:
     """The slot graph and its context; `checkpoints` (a Ray worker's `RemoteCheckpoints`) replaces the run's file.
@@ -127,32 +121,50 @@ def _open_graph(run_dir: Path, config: RunConfig, models: RunModels, *, dedup: D
     return build_graph(ctx, checkpointer=checkpoints), ctx, connection
 
 
-def _worker_init(run_dir: str, config: dict[str, Any], models: RunModels, checkpoint_host: Any = None) -> None:
-    """Open the slot graph once per worker process (a local process, or a Ray actor given the checkpoint host)."""
-    remote = None
-    if checkpoint_host is not None:
-        from synth.checkpoint_host import RemoteCheckpoints
+class _SlotWorker:
+    """A worker's slot graph, opened once: runs a slot from its last checkpoint to its end per unit."""
 
-        remote = RemoteCheckpoints(checkpoint_host)
-    graph, ctx, connection = _open_graph(Path(run_dir), RunConfig(**config), models, dedup=None, checkpoints=remote)
-    _WORKER.update(graph=graph, ctx=ctx, connection=connection)
+    def __init__(self, recipe: SlotWorkers) -> None:
+        remote = None
+        if recipe.checkpoint_host is not None:
+            from synth.checkpoint_host import RemoteCheckpoints
+
+            remote = RemoteCheckpoints(recipe.checkpoint_host)
+        self.graph, self.ctx, self.connection = _open_graph(Path(recipe.run_dir), RunConfig(**recipe.config),
+                                                            recipe.models, dedup=None, checkpoints=remote)
+
+    def run(self, thread_id: str) -> None:
+        """A slot's graph from its last checkpoint to its end (the executor's unit; safe to run again).
+
+        A worker with the run's file registers the env itself; one that checkpoints through the
+        host (no `connection`) stops before registering and the driver registers, so no other
+        node needs the catalog.
+        """
+        remote = self.connection is None
+        try:
+            self.graph.invoke(None, {"configurable": {"thread_id": thread_id}},
+                              interrupt_before=["register"] if remote else None)
+        finally:
+            if remote:  # a scratch folder of this worker's node: each node stages what it needs again
+                for folder in ("staging", "static"):
+                    shutil.rmtree(self.ctx.run_dir / folder, ignore_errors=True)
 
 
-def _finish_slot(thread_id: str) -> None:
-    """A slot's graph from its last checkpoint to its end (the executor's unit; safe to run again).
+@dataclass(frozen=True)
+class SlotWorkers(Recipe[str, None]):
+    """The recipe of a synthesis worker: the run folder, its config and models, and the checkpoint host if any.
 
-    A local worker registers the env itself; a Ray worker (no `connection`: it checkpoints through
-    the host) stops before registering and the driver registers, so no other node needs the catalog.
+    `checkpoint_host` (the driver's `CheckpointHost` actor, for workers that may be on other
+    nodes) replaces the run's checkpoints file; without it the worker opens that file itself.
     """
-    graph, ctx = _WORKER["graph"], _WORKER["ctx"]
-    remote = _WORKER["connection"] is None
-    try:
-        graph.invoke(None, {"configurable": {"thread_id": thread_id}},
-                     interrupt_before=["register"] if remote else None)
-    finally:
-        if remote:  # a Ray worker's scratch: each node stages what it needs again
-            for folder in ("staging", "static"):
-                shutil.rmtree(ctx.run_dir / folder, ignore_errors=True)
+
+    run_dir: str
+    config: dict[str, Any]
+    models: RunModels
+    checkpoint_host: Any = None
+
+    def open(self) -> _SlotWorker:
+        return _SlotWorker(self)
 
 
 def _complete(graph: Any, thread: dict[str, Any]) -> dict[str, Any]:
@@ -317,10 +329,9 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
     recorded = {k: s for k, s in slots.items() if s["status"] in FINAL and s["summary"]}
     counts = {status: sum(s["status"] == status for s in recorded.values()) for status in FINAL}
     summaries = {k: s["summary"] for k, s in recorded.items()}
-    host = None if executor.is_local else host_checkpoints(run_dir / "checkpoints.sqlite", executor.address)
-    pool: WorkerPool = open_pool(executor, workers=max(1, config.workers), initializer=_worker_init,
-                                 initargs=(str(run_dir), asdict(config), models, host),
-                                 name=f"synthesize-{config.run_id}")
+    host = host_checkpoints(run_dir / "checkpoints.sqlite", executor)  # None: the workers open the file
+    pool: WorkerPool[str, None] = open_pool(executor, SlotWorkers(str(run_dir), asdict(config), models, host),
+                                            max(1, config.workers), name=f"synthesize-{config.run_id}")
     in_flight: dict[cf.Future[None], int] = {}
     interrupted = False
     stop = _StopFlag()
@@ -356,7 +367,7 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
                             dedup.add([values["env_id"]], [values["topic"]["topic"]])
                         _set_slot(db, slot, env_id=values["env_id"], topic=values["topic"]["topic"],
                                   status="running")
-                        in_flight[pool.submit(_finish_slot, _thread_id(config, slot))] = slot
+                        in_flight[pool.submit(_thread_id(config, slot))] = slot
                         continue
                     if snapshot.next:  # killed during mining or dedup: finish those here, in order
                         start = None
@@ -371,7 +382,7 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
                     finished(slot, _summary(values))
                 else:
                     _set_slot(db, slot, status="running")
-                    in_flight[pool.submit(_finish_slot, _thread_id(config, slot))] = slot
+                    in_flight[pool.submit(_thread_id(config, slot))] = slot
                 bar.show(counts, len(in_flight))
             if not in_flight or stop.is_set():
                 break  # out of proposals, or Ctrl-C

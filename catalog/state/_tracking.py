@@ -137,9 +137,9 @@ def _local_classes(namespace: dict[str, Any], env_module: str) -> Iterator[type]
         seen_spaces.add(id(space))
         for value in list(space.values()):
             if isinstance(value, ModuleType):
-                if _is_local(value.__name__, env_module):
+                if _belongs_to_env(value.__name__, env_module):
                     spaces.append(vars(value))
-            elif isinstance(value, type) and id(value) not in seen_classes and _is_local(value.__module__, env_module):
+            elif isinstance(value, type) and id(value) not in seen_classes and _belongs_to_env(value.__module__, env_module):
                 seen_classes.add(id(value))
                 yield value
                 spaces.append(dict(vars(value)))
@@ -149,6 +149,6 @@ def _local_classes(namespace: dict[str, Any], env_module: str) -> Iterator[type]
                         spaces.append(function.__globals__)
 
 
-def _is_local(module_name: str, env_module: str) -> bool:
+def _belongs_to_env(module_name: str, env_module: str) -> bool:
     """The env's own module, or one that is not importable by name (a sibling dropped after loading)."""
     return module_name == env_module or module_name not in sys.modules

@@ -46,7 +46,7 @@ def _export_default_bench(args: argparse.Namespace, bench: Path) -> None:
 
 
 def cmd_audit_sim(args: argparse.Namespace) -> int:
-    from synth.simulation import open_simulator, recipe_for
+    from synth.simulation import open_simulator
     from synth.simulators import audit_label
     from verifier.audit.run import render_summary, run_audit
 
@@ -70,7 +70,7 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
     try:
         with open_simulator(args.model, args.mode, args.on_violation, seed=args.seed) as simulator:
             report = run_audit(items, simulator, out, workers=args.workers, limit=args.limit, progress=progress,
-                               executor=executor, recipe=None if executor.is_local else recipe_for(simulator))
+                               executor=executor)
     except ValueError as exc:  # a bad mode or policy (unknown models, unreachable endpoints, aborted audits
         raise UserError(str(exc)) from exc  # are EnvforgeErrors: main prints them)
     except KeyboardInterrupt:
@@ -110,10 +110,9 @@ def _cmd_property_audit(args: argparse.Namespace) -> int:
 
     if args.env and args.all:
         raise UserError("give --env ID or --all, not both")
-    if not executor_spec(args).is_local:  # one budget and one answer cache span every env: no per-env units to farm out
-        raise UserError("audit-sim --property-based runs on this machine only (its search shares one call budget and "
-                        "one answer cache across envs); drop --executor ray, or audit exported samples on Ray "
-                        "(audit-sim without --property-based)")
+    executor_spec(args, local_only="audit-sim --property-based runs on this machine only (its search shares one "
+                  "call budget and one answer cache across envs); drop --executor ray, or audit exported samples on "
+                  "Ray (audit-sim without --property-based)")  # no per-env units to farm out
     out = Path(args.out) if args.out else Path(open_catalog(args, write=True).root) / ".audits" / (
         f"{audit_label(args.model, args.mode)}-properties-s{args.seed}")
     check_out(out, "--out")

@@ -21,7 +21,6 @@ def cmd_rollout(args: argparse.Namespace) -> int:
 
     from synth.llm import open_client
     from synth.rollout import (
-        ModelAgent,
         ModelAgentFactory,
         RolloutConfig,
         build_report,
@@ -32,7 +31,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         write_report,
     )
     from synth.rollout.agents import AGENTS
-    from synth.simulation import open_simulator, recipe_for
+    from synth.simulation import open_simulator
     from synth.simulators import SIMULATORS
 
     executor = executor_spec(args)
@@ -60,12 +59,9 @@ def cmd_rollout(args: argparse.Namespace) -> int:
                 factory = AGENTS[args.model].factory
             else:
                 client = stack.enter_context(open_client(args.model, seed=args.seed, timeout=args.timeout))
-                factory = lambda unit, handle: ModelAgent(client, max_tokens=config.max_tokens)  # noqa: E731
-                if not executor.is_local:  # workers open their own client to the endpoint the driver reaches
-                    factory = ModelAgentFactory.of(client, max_tokens=config.max_tokens)
-            recipe = recipe_for(simulator) if simulator is not None and not executor.is_local else None
+                factory = ModelAgentFactory.of(client, max_tokens=config.max_tokens)  # Ray workers open their own
             result = run_rollouts(catalog, units, config, out, agent_factory=factory, simulator=simulator,
-                                  concurrency=args.concurrency, executor=executor, simulator_recipe=recipe,
+                                  concurrency=args.concurrency, executor=executor,
                                   progress=lambda done, total, _t: line.show(f"{done}/{total} episodes"))
     except KeyboardInterrupt:
         print(f"\ninterrupted; finished trajectories are kept in {out / 'trajectories.jsonl'}: rerun the same command "

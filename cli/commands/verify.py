@@ -24,9 +24,8 @@ def cmd_verify_gate(args: argparse.Namespace) -> int:
     catalog = open_catalog(args)
     if args.all == bool(args.env_id):
         raise UserError("name one env (python cli.py verify gate library) or pass --all")
-    executor = executor_spec(args)
-    if not args.all and not executor.is_local:
-        raise UserError("--executor ray spreads the envs of --all over a cluster; one env runs on this machine")
+    executor = executor_spec(args, local_only=None if args.all else
+                             "--executor ray spreads the envs of --all over a cluster; one env runs on this machine")
     if args.no_reference:
         catalog.include_reference = False
     summaries, broken = catalog.list() if args.all else ([], [])

@@ -5,10 +5,11 @@ Why it is built the way it is:
   so episodes never share state, and untrusted envs run in the sandbox as everywhere else.
 - Model calls are I/O bound, so episodes run on `concurrency` threads; the calling thread alone
   appends each finished trajectory to `trajectories.jsonl` (one line, flushed) as it arrives.
-- With `executor=ExecutorSpec("ray")` an episode runs on one of `concurrency` Ray actors, which
-  open the catalog from its root and build the simulator from a picklable recipe once; the agent
-  factory travels as it is (module-level `reference_agent`, or `ModelAgentFactory`). The driver
-  still writes every line, so an episode rerun after a worker died is written once.
+- Episodes run on `concurrency` workers opened from one recipe (`Episodes`): threads here; with
+  `executor=ExecutorSpec("ray")` Ray actors, which get the catalog by its root, the simulator
+  as its recipe and the agent factory as it is (module-level `reference_agent`, or
+  `ModelAgentFactory`, which opens its own client there). The driver still writes every line,
+  so an episode rerun after a worker died is written once.
 - Resume follows the audits' convention: a rerun skips the units whose trajectory is on file
   (never duplicating one), a torn last line or garbage anywhere is set aside in
   trajectories.rejected.jsonl (said in one line) and its unit run again, and a folder holding
@@ -25,7 +26,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 import fcntl
-import functools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -36,7 +36,7 @@ from typing import Any
 from catalog.bench.items import Simulator
 from catalog.errors import EnvforgeError
 from catalog.store import Catalog, EnvHandle
-from executors import ExecutorSpec, open_pool
+from executors import LOCAL, ExecutorSpec, Recipe, open_pool
 from serving import make
 from synth.llm import LLMClient, ModelSpec
 from synth.rollout.agents import Agent, ModelAgent, reference_agent
@@ -105,9 +105,10 @@ def plan_units(catalog: Catalog, env_ids: Sequence[str] | None, task_id: str | N
 
 
 class ModelAgentFactory:
-    """The agent factory of `--model NAME` that can travel to a Ray worker: a registry entry and an address.
+    """The agent factory of `--model NAME`, which can travel to a Ray worker: a registry entry and an address.
 
-    The worker opens its own client at `base_url` (the driver's endpoint, e.g. the embedded
+    Made `of` the driver's client, its episodes here share that client; pickled, it leaves the
+    client behind, and the worker opens its own at `base_url` (the driver's endpoint, e.g. the embedded
     server it started; on a multi-node cluster an address every node reaches) on first use and
     shares it between its episodes, as the driver's threads share one client. API keys never
     travel: each worker reads the registry entry's `api_key_env` from its own environment (a
@@ -122,8 +123,10 @@ class ModelAgentFactory:
 
     @classmethod
     def of(cls, client: LLMClient, *, max_tokens: int | None = None) -> ModelAgentFactory:
-        """The factory reaching the endpoint `client` (an opened one) talks to."""
-        return cls(client.spec, client.base_url, max_tokens=max_tokens, seed=client.seed, timeout=client.timeout)
+        """The factory reaching the endpoint `client` (an opened one) talks to: `client` itself in this process."""
+        factory = cls(client.spec, client.base_url, max_tokens=max_tokens, seed=client.seed, timeout=client.timeout)
+        factory._client = client  # dropped when pickled: a worker elsewhere opens its own
+        return factory
 
     def __call__(self, unit: Unit, handle: EnvHandle) -> Agent:
         with self._lock:
@@ -171,30 +174,44 @@ def _episode(unit: Unit, catalog: Catalog, config: RolloutConfig, agent_factory:
                            seed=config.seed, max_steps=config.max_steps)
 
 
-_WORKER: dict[str, Any] = {}  # a Ray worker's catalog, config, agent factory and simulator
+class _EpisodeWorker:
+    """A worker's episodes: its catalog, the run's configuration, agent factory and simulator."""
+
+    def __init__(self, episodes: Episodes) -> None:
+        self.episodes = episodes
+
+    def run(self, unit: Unit) -> Trajectory:
+        e = self.episodes
+        return _episode(unit, e.catalog, e.config, e.agent_factory, e.simulator)
 
 
-def _open_worker(root: str, include_reference: bool, config: RolloutConfig, agent_factory: AgentFactory,
-                 simulator_recipe: Callable[[], Simulator] | None) -> None:
-    """A Ray worker's initializer: the driver's catalog, agent factory and simulator, once."""
-    _WORKER.update(catalog=Catalog(root, include_reference=include_reference), config=config,
-                   agent_factory=agent_factory, simulator=simulator_recipe() if simulator_recipe else None)
+@dataclass(frozen=True)
+class Episodes(Recipe[Unit, Trajectory]):
+    """The recipe of a rollout's workers: everything an episode needs (on Ray it must pickle).
 
+    The catalog pickles as its root (an absolute path), the agent factory as it is (the
+    module-level `reference_agent`, or a `ModelAgentFactory`, which opens its own client), the
+    simulator as its recipe (synth.simulation.recipe_for).
+    """
 
-def _worker_episode(unit: Unit) -> Trajectory:
-    """One Ray unit: an episode with this worker's catalog, agent factory and simulator."""
-    w = _WORKER
-    return _episode(unit, w["catalog"], w["config"], w["agent_factory"], w["simulator"])
+    catalog: Catalog
+    config: RolloutConfig
+    agent_factory: AgentFactory
+    simulator: Simulator | None = None
+    threads = True  # an episode waits on model calls
+
+    def open(self) -> _EpisodeWorker:
+        return _EpisodeWorker(self)
 
 
 def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig, out_dir: Path | str, *,
                  agent_factory: AgentFactory, simulator: Simulator | None = None, concurrency: int = 2,
-                 progress: ProgressFn | None = None, executor: ExecutorSpec | None = None,
-                 simulator_recipe: Callable[[], Simulator] | None = None) -> RunResult:
+                 progress: ProgressFn | None = None, executor: ExecutorSpec | None = None) -> RunResult:
     """Roll out every unit not yet on file in `out_dir`; return all selected units' trajectories.
 
-    `executor` ray runs episodes on `concurrency` Ray actors: `agent_factory` must then pickle
-    and a `simulator` needs its `simulator_recipe` (see synth.simulation.recipe_for).
+    Episodes run on `concurrency` workers of `executor`: threads of this process by default, Ray
+    actors with ray, where `agent_factory` and `simulator` must pickle (`ModelAgentFactory`, and
+    the simulators of synth.simulation, do).
 
     Raises RolloutError for a folder in use or of another configuration, and the endpoint's error
     when it cannot be reached (finished trajectories are on disk); KeyboardInterrupt passes through.
@@ -210,20 +227,11 @@ def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig,
         if progress:
             progress(finished, len(units), None)
         errors: dict[str, str] = {}
-        executor = executor or ExecutorSpec()
-        if executor.is_local:
-            pool = open_pool(executor, workers=concurrency, threads=True)
-            episode: Callable[[Unit], Trajectory] = functools.partial(
-                _episode, catalog=catalog, config=config, agent_factory=agent_factory, simulator=simulator)
-        else:
-            if simulator is not None and simulator_recipe is None:
-                raise RolloutError("a rollout on Ray with a simulator needs its recipe (how a worker builds it)")
-            pool = open_pool(executor, workers=concurrency, initializer=_open_worker, name="rollout",
-                             initargs=(str(catalog.root.resolve()), catalog.include_reference, config, agent_factory,
-                                       simulator_recipe))
-            episode = _worker_episode
+        episodes = Episodes(Catalog(catalog.root.resolve(), include_reference=catalog.include_reference), config,
+                            agent_factory, simulator)
+        pool = open_pool(executor or LOCAL, episodes, concurrency, name="rollout")
         try:
-            futures = {pool.submit(episode, u): u for u in todo}
+            futures = {pool.submit(u): u for u in todo}
             with trajectory_journal(out).appending(done) as append:
                 for future in cf.as_completed(futures):
                     unit = futures[future]

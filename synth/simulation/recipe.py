@@ -11,11 +11,16 @@ workers on that node reach. For a cluster, serve the model at an address every n
 (a registry model whose base_url is such an endpoint); the recipe carries that address as is.
 API keys are not in the recipe: a worker reads the entry's `api_key_env` from its own
 environment (a local Ray instance inherits the driver's; on a cluster set it on every node).
+
+An `LLMSim` pickles as its recipe (registered here with `copyreg`), so a driver hands a worker
+pool the simulator itself and each worker gets an equal one at the same endpoint.
 """
 
 from __future__ import annotations
 
+import copyreg
 from dataclasses import dataclass
+from typing import Any
 
 from catalog.bench.items import Simulator
 from synth.llm import LLMClient, ModelSpec
@@ -58,3 +63,11 @@ def recipe_for(simulator: Simulator) -> SimulatorRecipe:
         return SimulatorRecipe(simulator.name)
     raise ValueError(f"simulator {simulator.name!r} cannot be rebuilt in a worker: it is neither a named "
                      "simulator nor a registry model")
+
+
+def _pickled_as_recipe(simulator: LLMSim) -> tuple[Any, tuple[()]]:
+    """How pickle rebuilds an LLMSim: by calling its recipe (an equal simulator, a client of its own)."""
+    return recipe_for(simulator), ()
+
+
+copyreg.pickle(LLMSim, _pickled_as_recipe)

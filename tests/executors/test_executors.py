@@ -19,12 +19,12 @@ def pool(request):
     kind, threads = request.param
     if kind == "ray":
         request.getfixturevalue("ray_cluster")
-    with open_pool(ExecutorSpec(kind), workers=2, initializer=units.init, initargs=(3,), threads=threads) as opened:
+    with open_pool(ExecutorSpec(kind), units.Units(3, threads=threads), 2) as opened:
         yield opened
 
 
 def test_units_run_once_initialised_and_results_come_back_per_unit(pool):
-    futures = [pool.submit(units.scaled, k) for k in range(40)]
+    futures = [pool.submit(("scaled", k)) for k in range(40)]
     results = [f.result(timeout=60) for f in futures]
     assert [value for value, _pid in results] == [3 * k for k in range(40)]
     if pool.kind == "ray" or not getattr(pool, "threads", False):
@@ -32,14 +32,14 @@ def test_units_run_once_initialised_and_results_come_back_per_unit(pool):
 
 
 def test_a_unit_that_raises_fails_its_own_future_only(pool):
-    bad, good = pool.submit(units.fails, 1), pool.submit(units.scaled, 2)
+    bad, good = pool.submit(("fails", 1)), pool.submit(("scaled", 2))
     with pytest.raises(ValueError, match="unit 1 is bad input"):
         bad.result(timeout=60)
     assert good.result(timeout=60)[0] == 6
 
 
 def test_futures_work_with_the_concurrent_futures_helpers(pool):
-    futures = {pool.submit(units.slow, k, 0.05): k for k in range(6)}
+    futures = {pool.submit(("slow", k, 0.05)): k for k in range(6)}
     done = [futures[f] for f in cf.as_completed(futures, timeout=60)]
     assert sorted(done) == list(range(6))
 
@@ -55,9 +55,9 @@ def _kill_one_worker(pool) -> None:
 def test_a_killed_worker_loses_no_unit_and_runs_none_twice_to_the_caller(kind, request):
     if kind == "ray":
         request.getfixturevalue("ray_cluster")
-    with open_pool(ExecutorSpec(kind), workers=2, initializer=units.init, initargs=(1,)) as opened:
-        opened.submit(units.scaled, 0).result(timeout=60)  # the workers are up
-        futures = [opened.submit(units.slow, k, 0.5) for k in range(8)]
+    with open_pool(ExecutorSpec(kind), units.Units(1), 2) as opened:
+        opened.submit(("scaled", 0)).result(timeout=60)  # the workers are up
+        futures = [opened.submit(("slow", k, 0.5)) for k in range(8)]
         time.sleep(0.3)
         _kill_one_worker(opened)
         assert sorted(f.result(timeout=120) for f in futures) == list(range(8))
@@ -67,14 +67,14 @@ def test_a_killed_worker_loses_no_unit_and_runs_none_twice_to_the_caller(kind, r
 def test_a_unit_that_always_kills_its_worker_ends_in_worker_lost(kind, request):
     if kind == "ray":
         request.getfixturevalue("ray_cluster")
-    with open_pool(ExecutorSpec(kind), workers=1) as opened:
+    with open_pool(ExecutorSpec(kind), units.Units(), 1) as opened:
         with pytest.raises(WorkerLost):
-            opened.submit(units.dies, 0).result(timeout=180)
+            opened.submit(("dies", 0)).result(timeout=180)
 
 
 def test_close_with_cancel_drops_queued_units(ray_cluster):
-    opened = open_pool(ExecutorSpec("ray"), workers=1)
-    futures = [opened.submit(units.slow, k, 0.5) for k in range(4)]
+    opened = open_pool(ExecutorSpec("ray"), units.Units(), 1)
+    futures = [opened.submit(("slow", k, 0.5)) for k in range(4)]
     time.sleep(0.2)
     closer = threading.Thread(target=opened.close, kwargs={"cancel": True})
     closer.start()

@@ -1,21 +1,21 @@
-"""Recipes for the Ray command tests: module-level, so Ray actors can unpickle them."""
+"""Simulators for the Ray command tests: module-level, so Ray actors can unpickle them."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from catalog.bench.items import BenchItem, SimResult
 from constraints.simulate import SpecSimulator
 
 
-class _DiesOnce(SpecSimulator):
+class DiesOnce(SpecSimulator):
     """The spec-only simulator, whose process dies at its first answer of the run (a marker file says whether)."""
 
-    def __init__(self, marker: Path) -> None:
+    def __init__(self, marker: str) -> None:
         super().__init__()
-        self.marker = marker
+        self.marker = Path(marker)
 
     def predict(self, item: BenchItem) -> SimResult:
         try:
@@ -25,19 +25,12 @@ class _DiesOnce(SpecSimulator):
         os._exit(9)  # a killed worker: no reply, no cleanup
 
 
-@dataclass(frozen=True)
-class DiesOnce:
-    """A recipe (what an audit on Ray hands its workers) for `_DiesOnce`."""
-
-    marker: str
-
-    def __call__(self) -> SpecSimulator:
-        return _DiesOnce(Path(self.marker))
+def _cannot_build() -> SpecSimulator:
+    raise RuntimeError("this worker cannot build its simulator")
 
 
-@dataclass(frozen=True)
-class CannotBuild:
-    """A recipe whose simulator cannot be built (e.g. a worker that lacks a dependency)."""
+class CannotBuild(SpecSimulator):
+    """A simulator that a worker cannot build from what it is sent (e.g. a worker that lacks a dependency)."""
 
-    def __call__(self) -> SpecSimulator:
-        raise RuntimeError("this worker cannot build its simulator")
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_cannot_build, ())

@@ -28,7 +28,7 @@ from synth.rollout import (
     reference_agent,
     run_rollouts,
 )
-from synth.simulation import make_simulator, recipe_for
+from synth.simulation import make_simulator
 from tests.llm_server import Reply
 from tests.synth._ray_units import CannotBuild, DiesOnce
 from verifier.audit.run import RESULTS_FILE, AuditAborted, run_audit
@@ -95,13 +95,12 @@ def test_interrupted_and_killed_ray_audits_lose_and_duplicate_nothing(bench, ray
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_audit(items, spec, tmp_path / "a", workers=2, progress=interrupt, executor=RAY, recipe=recipe_for(spec),
-                  plots=False)
+        run_audit(items, spec, tmp_path / "a", workers=2, progress=interrupt, executor=RAY, plots=False)
     first = [r["id"] for r in _lines(tmp_path / "a" / RESULTS_FILE)]
     assert 8 <= len(first) < len(items) and len(set(first)) == len(first)
     # The resumed run's first answer kills its worker: Ray restarts it and the unit runs again.
     marker = tmp_path / "died"
-    report = run_audit(items, spec, tmp_path / "a", workers=2, executor=RAY, recipe=DiesOnce(str(marker)), plots=False)
+    report = run_audit(items, DiesOnce(str(marker)), tmp_path / "a", workers=2, executor=RAY, plots=False)
     ids = [r["id"] for r in _lines(tmp_path / "a" / RESULTS_FILE)]
     assert marker.exists() and sorted(ids) == sorted(i.id for i in items)  # every item once, none twice
     assert report.samples == len(items) and report.errors == 0 and report.sessions == 2
@@ -110,7 +109,7 @@ def test_interrupted_and_killed_ray_audits_lose_and_duplicate_nothing(bench, ray
 def test_a_worker_that_cannot_build_its_simulator_stops_the_audit_in_one_line(bench, ray_cluster, tmp_path):
     items, _ = read_jsonl(bench / "local.jsonl")
     with pytest.raises(AuditAborted) as aborted:  # not one miss per sample: nothing was asked
-        run_audit(items, make_simulator("spec"), tmp_path / "a", executor=RAY, recipe=CannotBuild(), plots=False)
+        run_audit(items, CannotBuild(), tmp_path / "a", executor=RAY, plots=False)
     message = str(aborted.value)
     assert "\n" not in message and "cannot build its simulator" in message and "rerun to resume" in message
     assert (tmp_path / "a" / RESULTS_FILE).read_text() == ""

@@ -1,8 +1,6 @@
 """Benchmark sample export: compositions, quotas met exactly, spread over envs, verified, deterministic."""
 
 import json
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
@@ -17,13 +15,14 @@ from catalog.state.delta import DeltaOp, apply_delta, diff
 from catalog.state.jsonable import json_equal
 from catalog.store import Catalog, CatalogError
 from constraints.spec import ConstraintSpec
+from executors import LOCAL, open_pool
 from sandbox.pool import Job, SandboxPool
 from synth.run import RunConfig, synthesize
+from verifier.samples._spec_worker import SpecExtraction
 from verifier.samples.compositions import BUCKETS, ENVSIMBENCH_COUNTS, Composition, CompositionError
 from verifier.samples.export import (
     _extract_all,
     _sample_bucket,
-    _worker_environment,
     export_failures,
     export_samples,
     render_export_report,
@@ -188,15 +187,15 @@ def test_specs_extracted_in_worker_processes_match_in_process(reference):
     assert seen[-1] == ("specs", 4, 4)
 
 
-def test_the_spec_worker_answers_from_outside_the_repository(tmp_path):
+def test_the_spec_worker_answers_from_outside_the_repository(tmp_path, monkeypatch):
     """The worker is found through the import path, not the working directory (installed packages too)."""
     source = "class Shelf:\n    def __init__(self, init_config: dict):\n        self.items = {}\n\n" \
              "    def count(self) -> dict:\n        \"\"\"Count the items.\"\"\"\n        return {'n': len(self.items)}\n"
-    line = json.dumps([source, "class", "Shelf", [], "class", None]) + "\n"
-    out = subprocess.run([sys.executable, "-m", "verifier.samples._spec_worker"], input=line, capture_output=True, text=True,
-                         cwd=tmp_path, env=_worker_environment(), timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert set(ConstraintSpec.from_dict(json.loads(out.stdout)).tools) == {"count"}
+    monkeypatch.chdir(tmp_path)
+    with open_pool(LOCAL, SpecExtraction(), 1) as pool:  # a spawned worker process
+        spec = pool.submit([source, "class", "Shelf", [], "class", None]).result(timeout=120)
+    assert isinstance(spec, ConstraintSpec), spec
+    assert set(spec.tools) == {"count"}
 
 
 FLAKY = '''"""A class env with one non-deterministic tool (a module-level counter survives between calls)."""

@@ -22,15 +22,15 @@ Why it is built the way it is:
 - An unreachable endpoint is not N misses: an exception whose class (or a base class) is named
   `EndpointUnreachable`, or that has a true `fatal` attribute, stops the audit with its message
   (`AuditAborted`); answers that already arrived are kept.
-- Simulators are I/O bound (HTTP to a model server), so predictions run on daemon threads; a
-  Ctrl-C in the caller stops at once without waiting for in-flight requests (they are re-asked
-  on resume).
-- With `executor=ExecutorSpec("ray")` a unit is one item's prediction on a Ray actor, which
-  builds its own simulator once from `recipe` (picklable: verifier/ cannot import the synth code
-  that makes simulators, so the caller hands it in). The driver keeps `workers` items in flight,
-  records each answer as it lands and stops feeding on a fatal error, as with threads; it stays
-  the only writer of results.jsonl, so a unit rerun after a worker died is recorded once. Both
-  ways of answering are in verifier/audit/feed.py.
+- A unit is one item's prediction, on the executor's workers (`executors.open_pool` with the
+  `Predictions` recipe of verifier/audit/feed.py). Simulators are I/O bound (HTTP to a model
+  server), so locally the units run on daemon threads sharing the simulator; a Ctrl-C in the
+  caller stops at once without waiting for in-flight requests (they are re-asked on resume).
+  With `executor=ExecutorSpec("ray")` each Ray actor asks its own copy of the simulator (it
+  pickles: an LLM simulator as the same model at the same endpoint). Either way the driver
+  keeps `workers` items in flight, records each answer as it lands and stops feeding on a
+  fatal error; it stays the only writer of results.jsonl, so a unit rerun after a worker died
+  is recorded once.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ from catalog.bench.items import BenchItem, SimResult, Simulator
 from catalog.bench.strata import RUNG_NAMES, rung_of_strata
 from catalog.errors import EnvforgeError
 from catalog.state.delta import DeltaOp
-from executors import ExecutorSpec, WorkerPool, open_pool
-from verifier.audit.feed import PoolFeed, is_fatal, open_worker, thread_worker
+from executors import LOCAL, ExecutorSpec, open_pool
+from verifier.audit.feed import PoolFeed, Predictions, is_fatal
 from verifier.audit.metrics import envsimbench_config_match, feedback_match, op_scores, strict_config_match
 from verifier.audit.render import compare_reports, rebuild_report, render_markdown, render_summary, write_report
 from verifier.audit.report import ENVSIMBENCH_PUBLISHED, AuditReport, GroupStats, build_report, op_diff
@@ -151,13 +151,12 @@ def _record(item: BenchItem, prediction: SimResult, seconds: float, simulator: S
 
 def run_audit(items: Iterable[BenchItem], simulator: Simulator, out_dir: Path | str, *, workers: int = 2,
               limit: int | None = None, progress: ProgressFn | None = None, price_note: str | None = None,
-              plots: bool = True, executor: ExecutorSpec | None = None,
-              recipe: Callable[[], Simulator] | None = None) -> AuditReport:
+              plots: bool = True, executor: ExecutorSpec | None = None) -> AuditReport:
     """Audit `simulator` on `items`; append answers to out_dir/results.jsonl, write and return the report.
 
     `executor` (default local) runs predictions on `workers` threads of this process; ray on `workers` Ray
-    actors, each building its simulator from `recipe` (picklable, required then; `simulator`
-    still names the results). Everything else is the same: files, resume, fatal errors.
+    actors, each with `simulator` pickled (it must pickle then: an LLM simulator pickles as its
+    recipe). Everything else is the same: files, resume, fatal errors.
 
     Resumes from an existing results.jsonl of the same simulator (name and mode). `progress(done,
     total, record)` is called once after resuming (record None) and after each answer, on the
@@ -193,12 +192,9 @@ def run_audit(items: Iterable[BenchItem], simulator: Simulator, out_dir: Path | 
             progress(finished, len(selection), None)
         session = {"started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "asked": len(todo),
                    "answered": 0, "end": "running"}
-        executor = executor or ExecutorSpec()
-        if not executor.is_local and recipe is None:
-            raise AuditError("an audit on Ray needs the simulator's recipe (how a worker builds it)")
         clock = time.perf_counter()
         try:
-            _ask(todo, simulator, out, workers, progress, finished, len(selection), executor, recipe)
+            _ask(todo, simulator, out, workers, progress, finished, len(selection), executor or LOCAL)
             session["end"] = "done"
         except AuditAborted as exc:
             session["end"] = f"aborted: {exc}"
@@ -221,34 +217,19 @@ def run_audit(items: Iterable[BenchItem], simulator: Simulator, out_dir: Path | 
 
 
 def _ask(todo: list[BenchItem], simulator: Simulator, out: Path, workers: int, progress: ProgressFn | None,
-         finished: int, total: int, executor: ExecutorSpec | None = None,
-         recipe: Callable[[], Simulator] | None = None) -> int:
-    """Run predictions on daemon threads or a Ray pool, appending each answer as it arrives; return how many."""
+         finished: int, total: int, executor: ExecutorSpec = LOCAL) -> int:
+    """Run predictions on the executor's workers, appending each answer as it arrives; return how many."""
     if not todo:
         return 0
     results: queue.Queue[tuple[Any, ...]] = queue.Queue()
     stop = threading.Event()
     size = max(1, min(workers, len(todo)))
-    pool: WorkerPool | None = None
-    if executor is None or executor.is_local:
-        jobs: queue.Queue[BenchItem] = queue.Queue()
-        for item in todo:
-            jobs.put(item)
-        threads = [threading.Thread(target=thread_worker, args=(simulator, jobs, results, stop), daemon=True,
-                                    name=f"audit-{n}") for n in range(size)]
-        for thread in threads:
-            thread.start()
-
-        def alive() -> bool:
-            return any(t.is_alive() for t in threads)
-    else:
-        pool = open_pool(executor, workers=size, initializer=open_worker, initargs=(recipe,), name="audit")
-        alive = PoolFeed(pool, todo, results, stop, size).alive
+    pool = open_pool(executor, Predictions(simulator), size, name="audit")
     try:
+        alive = PoolFeed(pool, todo, results, stop, size).alive
         return _record_answers(todo, simulator, out, progress, finished, total, results, stop, alive)
     finally:
-        if pool is not None:
-            pool.close(cancel=True)  # nothing is left in flight unless interrupted: those are re-asked on resume
+        pool.close(cancel=True)  # nothing is left in flight unless interrupted: those are re-asked on resume
 
 
 def _record_answers(todo: list[BenchItem], simulator: Simulator, out: Path, progress: ProgressFn | None,

@@ -6,23 +6,23 @@ extract before any property can be searched, so that check is decided here. With
 intent checks cannot run, and the report says so.
 
 `verify_envs` runs the gate over many envs (`verify --all`), one env per unit on an executor
-(executors): each worker, a local process or a Ray actor, opens the catalog and one
-sandbox pool once, so envs are checked side by side where the single-env loop ran one at a time.
+(executors): each worker, a local process or a Ray actor opened from `GateWorkers`, holds the
+catalog and one sandbox pool, so envs are checked side by side where the single-env loop ran one
+at a time.
 """
 
 from __future__ import annotations
 
-import atexit
 import concurrent.futures as cf
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from catalog.errors import EnvforgeError
 from catalog.store import Catalog, EnvHandle
 from constraints.completeness import spec_of
 from constraints.extract import ExtractionError
-from executors import ExecutorSpec, open_pool
+from executors import LOCAL, ExecutorSpec, Recipe, open_pool
 from sandbox.isolation import default_isolation, require_isolation
 from sandbox.pool import DEFAULT_TIMEOUT, SandboxPool
 from verifier.gate.checks import CheckResult
@@ -32,9 +32,6 @@ from verifier.gate.report import GateReport, broken_env_report
 from verifier.gate.settings import GATE, VERIFY
 
 __all__ = ["GATE", "GateReport", "broken_env_report", "verify_env", "verify_envs"]
-
-LOCAL = ExecutorSpec()
-
 
 def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = VERIFY.examples, seed: int = 0,
                gate: float = GATE, stop_early: bool = False, effort: float = VERIFY.effort,
@@ -68,22 +65,37 @@ def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = VERIFY.e
 
 # --- many envs, one per unit ------------------------------------------------------------------------
 
-_WORKER: dict[str, Any] = {}  # per worker process: the catalog and its sandbox pool
+class _GateWorker:
+    """What a worker keeps between envs: the catalog and one sandbox pool."""
+
+    def __init__(self, gating: GateWorkers) -> None:
+        self.gating = gating
+        self.pool = SandboxPool(1, timeout=gating.timeout)
+
+    def run(self, env_id: str) -> GateReport:
+        """One env's report; an env that cannot be verified (a corrupt state file, say) is its own failed report."""
+        g = self.gating
+        try:
+            return verify_env(g.catalog.get(env_id), self.pool, examples=g.examples, seed=g.seed, gate=g.gate)
+        except Exception as exc:  # noqa: BLE001 - whatever one env's files do, the other envs keep their reports
+            return broken_env_report(env_id, _reason(exc), g.gate)
+
+    def close(self) -> None:
+        self.pool.close()
 
 
-def _open_worker(root: str, include_reference: bool, timeout: float) -> None:
-    """What a worker keeps between envs: the catalog (by its root: handles do not travel) and one sandbox pool."""
-    pool = SandboxPool(1, timeout=timeout)
-    atexit.register(pool.close)
-    _WORKER.update(catalog=Catalog(root, include_reference=include_reference), pool=pool)
+@dataclass(frozen=True)
+class GateWorkers(Recipe[str, GateReport]):
+    """The recipe of a `verify --all` worker: the catalog (it pickles as its root) and the gate's settings."""
 
+    catalog: Catalog
+    examples: int = VERIFY.examples
+    seed: int = 0
+    gate: float = GATE
+    timeout: float = DEFAULT_TIMEOUT
 
-def _verify_unit(env_id: str, examples: int, seed: int, gate: float) -> GateReport:
-    """One env's report; an env that cannot be verified (a corrupt state file, say) is its own failed report."""
-    try:
-        return verify_env(_WORKER["catalog"].get(env_id), _WORKER["pool"], examples=examples, seed=seed, gate=gate)
-    except Exception as exc:  # noqa: BLE001 - whatever one env's files do, the other envs keep their reports
-        return broken_env_report(env_id, _reason(exc), gate)
+    def open(self) -> _GateWorker:
+        return _GateWorker(self)
 
 
 def _reason(exc: BaseException) -> str:
@@ -106,10 +118,9 @@ def verify_envs(catalog: Catalog, env_ids: Sequence[str], *, executor: ExecutorS
     if default_isolation() == "os":
         require_isolation()  # one line with the fix here, rather than every worker failing to start its sandbox
     reports: list[GateReport | None] = [None] * len(env_ids)
-    with open_pool(executor, workers=min(workers, len(env_ids)), initializer=_open_worker,
-                   initargs=(str(catalog.root), catalog.include_reference, timeout),
-                   name="verify") as pool:
-        futures = {pool.submit(_verify_unit, env_id, examples, seed, gate): k for k, env_id in enumerate(env_ids)}
+    gating = GateWorkers(catalog, examples=examples, seed=seed, gate=gate, timeout=timeout)
+    with open_pool(executor, gating, min(workers, len(env_ids)), name="verify") as pool:
+        futures = {pool.submit(env_id): k for k, env_id in enumerate(env_ids)}
         for future in cf.as_completed(futures):
             try:
                 report = future.result()

@@ -1,20 +1,20 @@
-"""A spec-extraction process for `bench export`: JSON argument lines in, spec (or reason) lines out.
+"""Spec extraction for `bench export`, as a worker recipe: extraction units on spawned worker processes.
 
-Run as `python -m verifier.samples._spec_worker`, so it starts wherever the package is importable (a
-checkout or an installed package) and never re-runs the caller's main module, as a
-multiprocessing `spawn` child would. Extraction parses trusted source; no env code runs.
+Extraction is most of an export's CPU time and parses trusted source (no env code runs), so the
+exporter runs its units on the local executor's processes (`executors.open_pool`); a unit is one
+env's `[source, kind, entry, failure_exceptions, convention, modules]` and its result the spec,
+or the reason there is none.
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
 from constraints.extract import extract_spec
 from constraints.spec import ConstraintSpec
+from executors import Recipe
 
-__all__ = ["extract", "main"]
+__all__ = ["SpecExtraction", "extract"]
 
 
 def extract(args: list[Any]) -> ConstraintSpec | str:
@@ -27,13 +27,13 @@ def extract(args: list[Any]) -> ConstraintSpec | str:
         return f"spec extraction failed: {type(exc).__name__}: {exc}"
 
 
-def main() -> None:
-    """Answer each stdin line with one stdout line: the spec's JSON dict, or the reason as a JSON string."""
-    for line in sys.stdin:
-        spec = extract(json.loads(line))
-        sys.stdout.write(json.dumps(spec if isinstance(spec, str) else spec.to_dict()) + "\n")
-        sys.stdout.flush()
+class _Extractor:
+    def run(self, args: list[Any]) -> ConstraintSpec | str:
+        return extract(args)
 
 
-if __name__ == "__main__":
-    main()
+class SpecExtraction(Recipe[list[Any], "ConstraintSpec | str"]):
+    """The recipe of an extraction worker (it holds nothing: each unit brings its env's source)."""
+
+    def open(self) -> _Extractor:
+        return _Extractor()

@@ -22,25 +22,24 @@ few envs dominate them. Here the strata are searched for directly:
 - Buckets are the rungs of `catalog.bench.strata` (the audit's strata, same names). A refused call
   that changed state is not a sample (a correct env refuses without writing): the ladder puts it
   under `failure`, the export leaves it out, as it leaves out crashes and invalid calls.
-- Spec extraction is static analysis of trusted code (no env code runs), so it runs in plain
-  child processes (`python -m verifier.samples._spec_worker`); every env call runs in the sandbox pool (`SandboxPool.run_many`), which keeps a
-  worker on one env while it has jobs. Everything is deterministic for a seed.
-- With `executor=ExecutorSpec("ray")` the sandbox jobs of each batch run on Ray actors
-  (`executors.sandbox_jobs`), each holding a one-worker sandbox pool; the search, the
-  quotas and spec extraction stay in the calling process (extraction is cheap static analysis,
-  a few seconds for hundreds of envs), so the export is the same item for item.
+- Spec extraction is static analysis of trusted code (no env code runs), so it runs on this
+  machine's worker processes (verifier/samples/_spec_worker.py's recipe); every env call runs in
+  the sandbox, on the executor's sandbox-job workers (`executors.sandbox_jobs`: threads here,
+  Ray actors with `executor=ExecutorSpec("ray")`), each holding a one-worker sandbox pool that
+  stays on one env while it has jobs. Everything is deterministic for a seed.
+- The search, the quotas and spec extraction stay on this machine whatever the executor
+  (extraction is cheap static analysis, a few seconds for hundreds of envs), so the export is
+  the same item for item on either.
 """
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import contextlib
 import hashlib
 import json
 import math
-import os
 import random
-import subprocess
-import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -57,11 +56,11 @@ from catalog.store import Catalog, CatalogError, EnvHandle
 from constraints.completeness import CompletenessRun
 from constraints.normalize import env_modules
 from constraints.spec import ConstraintSpec, ToolSpec
-from executors import ExecutorSpec
+from executors import LOCAL, ExecutorSpec, WorkerLost, open_pool
 from executors.sandbox_jobs import JobPool, open_sandbox_pool
 from sandbox.pool import DEFAULT_TIMEOUT, Job, JobResult
 from verifier.audit.results import RESULTS_FILE, is_wrong, load_results
-from verifier.samples._spec_worker import extract
+from verifier.samples._spec_worker import SpecExtraction, extract
 from verifier.samples.compositions import BUCKETS, Composition, CompositionError
 from verifier.samples.report import BucketReport, ExportReport, render_export_report
 
@@ -282,68 +281,30 @@ class _Calls(CompletenessRun):
 
 def _extract_all(handles: list[EnvHandle], workers: int, progress: ProgressFn, *,
                  min_parallel: int = 16) -> list[ConstraintSpec | str]:
-    """Specs of all envs, in order; in `workers` child processes when there are enough envs to pay for them.
+    """Specs of all envs, in order; on `workers` worker processes when there are enough envs to pay for them.
 
-    Extraction parses trusted source and runs no env code, so plain child processes do it
-    (`python -m verifier.samples._spec_worker`, found through the same import path as this module: from
-    a checkout or an installed package alike). Not multiprocessing: spawn would re-run the
-    caller's main module, and fork is unsafe in a process that may run threads. An env whose
-    process died is extracted here instead.
+    Extraction parses trusted source and runs no env code, so it runs on this machine's
+    processes (`executors.open_pool` with the `SpecExtraction` recipe), whatever executor runs
+    the export's sandbox jobs: it is cheap next to them, and the search that needs it is here.
+    An env whose worker was lost is extracted here instead.
     """
     args = [[h.source(), h.manifest.kind, h.manifest.entry, list(h.manifest.failure_exceptions),
              h.manifest.convention or "class",
              env_modules(h.path) if (h.manifest.convention or "class") != "class" else None] for h in handles]
     specs: list[ConstraintSpec | str | None] = [None] * len(args)
     if workers > 1 and len(args) >= max(min_parallel, 2):
-        lanes = [list(range(k, len(args), workers)) for k in range(workers)]
-        threads = [threading.Thread(target=_extract_lane, args=(lane, args, specs), daemon=True) for lane in lanes]
-        for thread in threads:
-            thread.start()
-        while any(thread.is_alive() for thread in threads):
-            threads[0].join(0.5) if threads[0].is_alive() else time.sleep(0.1)
-            progress("specs", sum(s is not None for s in specs), len(args))
+        with open_pool(LOCAL, SpecExtraction(), workers, name="specs") as pool:
+            futures = {pool.submit(unit): index for index, unit in enumerate(args)}
+            for done, future in enumerate(cf.as_completed(futures), start=1):
+                with contextlib.suppress(WorkerLost):
+                    specs[futures[future]] = future.result()
+                progress("specs", done, len(args))
     for index, spec in enumerate(specs):
         if spec is None:
             progress("specs", index, len(args))
             specs[index] = extract(args[index])
     progress("specs", len(args), len(args))
     return [s if s is not None else "spec extraction failed" for s in specs]
-
-
-def _worker_environment() -> dict[str, str]:
-    """The environment of this process, with the folder holding this package first on PYTHONPATH."""
-    root = str(Path(__file__).resolve().parents[2])
-    paths = [root, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root)]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-
-
-def _extract_lane(lane: list[int], args: list[list[Any]], specs: list[ConstraintSpec | str | None]) -> None:
-    process = subprocess.Popen([sys.executable, "-m", "verifier.samples._spec_worker"], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_worker_environment(),
-                               text=True, encoding="utf-8")
-    assert process.stdin is not None and process.stdout is not None
-    stdin = process.stdin
-
-    def feed() -> None:
-        try:
-            for index in lane:
-                stdin.write(json.dumps(args[index]) + "\n")
-            stdin.close()
-        except (BrokenPipeError, OSError):
-            pass
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
-    try:
-        for index, line in zip(lane, process.stdout, strict=False):
-            answer = json.loads(line)
-            specs[index] = answer if isinstance(answer, str) else ConstraintSpec.from_dict(answer)
-    except ValueError:
-        pass
-    finally:
-        process.kill()
-        process.wait()
-        writer.join()
 
 
 # --- export -----------------------------------------------------------------------------------------
