@@ -21,9 +21,7 @@ COMPLETENESS_TOTALS = ("steps", "exact", "abstained", "wrong", "guards_total", "
 
 def spec_document(spec: ConstraintSpec, env_id: str) -> dict[str, Any]:
     """`constraints ENV --json`: the env id with the spec's kind, entry, tables and tools."""
-    data = spec.to_dict()
-    return {"env": env_id, "kind": data["kind"], "entry": data["entry"], "tables": data["tables"],
-            "tools": data["tools"]}
+    return {"env": env_id, **spec.model_dump(mode="json", include={"kind", "entry", "tables", "tools"})}
 
 
 def _kind_mismatch(tool: ToolSpec) -> str:

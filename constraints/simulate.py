@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from catalog.bench.items import BenchItem, SimResult
-from catalog.state.delta import DeltaOp
 from catalog.models import Action, Outcome
+from catalog.state.delta import DeltaOp
 from constraints.extract import ExtractionError, guess_entry, shared_spec
 from constraints.interpreter import Abstain, Interpreter
 from constraints.spec import ConstraintSpec

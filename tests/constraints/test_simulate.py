@@ -91,7 +91,7 @@ def test_candidate_cache_keeps_a_nullable_parameter_apart_from_its_required_name
 
     state = {"guests": {"G001": {"id": "G001", "email": "kim@example.org"}}}
     cache = CandidateCache()
-    optional = Param("email", "str | None", "string", required=False, nullable=True)
-    required = Param("email", "str", "string", required=True, nullable=False)
+    optional = Param(name="email", annotation="str | None", json_type="string", required=False, nullable=True)
+    required = Param(name="email", annotation="str", json_type="string", required=True, nullable=False)
     assert None in cache.get(optional, state)[0]
     assert None not in cache.get(required, state)[0] and "kim@example.org" in cache.get(required, state)[1]

@@ -196,7 +196,7 @@ def test_the_spec_worker_answers_from_outside_the_repository(tmp_path):
     out = subprocess.run([sys.executable, "-m", "verifier.samples._spec_worker"], input=line, capture_output=True, text=True,
                          cwd=tmp_path, env=_worker_environment(), timeout=120)
     assert out.returncode == 0, out.stderr
-    assert set(ConstraintSpec.from_dict(json.loads(out.stdout)).tools) == {"count"}
+    assert set(ConstraintSpec.model_validate(json.loads(out.stdout)).tools) == {"count"}
 
 
 FLAKY = '''"""A class env with one non-deterministic tool (a module-level counter survives between calls)."""

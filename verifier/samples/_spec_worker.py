@@ -31,7 +31,7 @@ def main() -> None:
     """Answer each stdin line with one stdout line: the spec's JSON dict, or the reason as a JSON string."""
     for line in sys.stdin:
         spec = extract(json.loads(line))
-        sys.stdout.write(json.dumps(spec if isinstance(spec, str) else spec.to_dict()) + "\n")
+        sys.stdout.write(json.dumps(spec if isinstance(spec, str) else spec.model_dump(mode="json")) + "\n")
         sys.stdout.flush()
 
 

@@ -337,7 +337,7 @@ def _extract_lane(lane: list[int], args: list[list[Any]], specs: list[Constraint
     try:
         for index, line in zip(lane, process.stdout, strict=False):
             answer = json.loads(line)
-            specs[index] = answer if isinstance(answer, str) else ConstraintSpec.from_dict(answer)
+            specs[index] = answer if isinstance(answer, str) else ConstraintSpec.model_validate(answer)
     except ValueError:
         pass
     finally:
