@@ -162,7 +162,7 @@ def cmd_catalog_list(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"warning: skipped {problem.path}: {problem.reason}", file=sys.stderr)
     if args.json:
-        _print_json([s.to_dict() for s in summaries])
+        _print_json([s.model_dump(mode="json") for s in summaries])
     else:
         _print_lines(render_env_list(summaries))
     return 0
@@ -330,7 +330,8 @@ def cmd_verify_gate(args: argparse.Namespace) -> int:
             reports.append(verify_env(catalog.get(args.env_id), pool, examples=args.examples, seed=args.seed,
                                       gate=args.gate))
     if args.json:
-        _print_json(reports[0].to_dict() if len(reports) == 1 and not args.all else [r.to_dict() for r in reports])
+        documents = [r.model_dump(mode="json") for r in reports]
+        _print_json(documents[0] if len(documents) == 1 and not args.all else documents)
     else:
         for report in reports:
             print(render_gate_report(report))
@@ -348,7 +349,7 @@ def cmd_verify_mutants(args: argparse.Namespace) -> int:
     with SandboxPool(args.workers, timeout=args.timeout) as pool:
         report = mutation_test(handles, args.count, pool, seed=args.seed, examples=args.examples)
     if args.json:
-        _print_json(report.to_dict())
+        _print_json(report.model_dump(mode="json"))
     else:
         print(render_mutation_report(report))
     return 0
@@ -527,7 +528,7 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
     finally:
         line.end()
     if args.json:
-        _print_json(report.to_dict())
+        _print_json(report.model_dump(mode="json"))
         return 0
     print(render_summary(report))
     print(f"report: {out / 'report.md'} (+ report.json, results.jsonl, plots)")
@@ -712,7 +713,7 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
         written[str(out)] = _write_items(items, out, fmt)
     report.written = written
     if args.json:
-        _print_json(report.to_dict())
+        _print_json(report.model_dump(mode="json"))
     else:
         if isinstance(report, ExportReport):
             print(render_export_report(report))

@@ -25,7 +25,6 @@ from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
@@ -34,6 +33,7 @@ from pydantic import (
     model_validator,
 )
 
+from catalog.jsonmodel import JsonModel
 from catalog.state.codec import plain_path
 
 __all__ = ["ConstraintSpec", "ToolSpec", "Param", "Guard", "Message", "Expr", "Effect", "ResultShape",
@@ -50,11 +50,10 @@ PROGRAM_KEYS = ("kind", "entry", "imports", "constants", "functions", "tables", 
 """The parts of a spec the interpreter runs (a plan's `program` holds these plus each tool's params)."""
 
 
-class _Spec(BaseModel):
+class _Spec(JsonModel):
     """Common model settings: mutable (the extractor fills specs in), JSON keys by alias."""
 
-    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True, serialize_by_alias=True,
-                              ser_json_inf_nan="constants")
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
 
 
 class ColumnSpec(_Spec):
@@ -74,7 +73,7 @@ class ColumnSpec(_Spec):
 class TableSpec(_Spec):
     """One SQL table: its model class, table name, columns in declaration order, primary key."""
 
-    class_name: str = Field("", alias="class")
+    class_name: str = Field(default="", alias="class")
     name: str = ""
     columns: dict[str, ColumnSpec] = Field(default_factory=dict)
     pk: list[str] = Field(default_factory=list)
@@ -97,7 +96,7 @@ class Param(_Spec):
     required: bool = True
     nullable: bool = False
     default: Any = None
-    default_known: bool = Field(False, exclude=True)  # the default is a constant (its value is `default`)
+    default_known: bool = Field(default=False, exclude=True)  # the default is a constant (its value is `default`)
     enum: list[Any] | None = None  # from a Literal annotation or an `if x not in (...)` guard
 
     @model_validator(mode="before")
@@ -259,7 +258,8 @@ class ToolSpec(_Spec):
         under none of them is outside if every effect was followed, else unknown (None), except
         that an unfollowed `obj.field` target allows that field anywhere (True).
         """
-        keys, plain = list(path), list(plain_path(path))
+        keys = list(path)
+        plain = list(plain_path(keys))
         for candidate in (keys, plain):
             if any(all(pattern[i].match(candidate[i]) for i in range(min(len(pattern), len(candidate))))
                    for pattern in self._write_patterns):
