@@ -233,7 +233,7 @@ def cmd_constraints(args: argparse.Namespace) -> int:
                 except ExtractionError as exc:
                     raise UserError(f"env {env_id}: {exc}") from exc
         if args.json:
-            _print_json(completeness_summary(reports))
+            _print_json(completeness_summary(reports).model_dump(mode="json"))
         else:
             _print_lines(render_completeness(reports))
         return 0 if all(r["wrong"] == 0 for r in reports) else 4
@@ -656,7 +656,7 @@ def _cmd_property_audit(args: argparse.Namespace) -> int:
     finally:
         line.end()
     if args.json:
-        _print_json(property_summary(report))
+        _print_json(property_summary(report).model_dump(mode="json"))
         return 0
     print(render_summary(report))
     print(f"report: {out / 'report.md'} (+ report.json, counterexamples.jsonl, answers.jsonl)")

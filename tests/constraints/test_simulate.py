@@ -45,10 +45,10 @@ def test_never_disagrees_with_execution_without_abstaining(env_id, reference, ru
 @pytest.mark.parametrize("env_id", REFERENCE_IDS)
 def test_completeness_on_the_reference_envs(env_id, reference):
     report = completeness(reference.get(env_id))
-    assert report["wrong"] == 0, report["wrong_examples"]
-    assert report["exact"] / report["steps"] >= (0.8 if env_id in SQL_IDS else 0.6)
-    assert report["guards_triggered"] == report["guards_total"], report["untriggered_guards"]
-    assert report["failures_explained"] >= 0.95 * report["failures"]
+    assert report.wrong == 0, report.wrong_examples
+    assert report.exact / report.steps >= (0.8 if env_id in SQL_IDS else 0.6)
+    assert report.guards_triggered == report.guards_total, report.untriggered_guards
+    assert report.failures_explained >= 0.95 * report.failures
 
 
 def test_unfollowable_code_makes_it_abstain_not_guess():

@@ -31,6 +31,7 @@ from catalog.models import Action
 from catalog.plan import Plan
 from catalog.store import EnvHandle
 from constraints.completeness import CandidateCache, CompletenessRun
+from constraints.report import CompletenessReport
 from constraints.spec import ConstraintSpec, Param
 from sandbox.calls import SandboxExecutor
 from sandbox.pool import Job, JobResult, SandboxPool
@@ -80,7 +81,7 @@ class PropertySuite:
         """
         self.handle, self.spec, self.pool, self.plan = handle, spec, pool, plan
         self.examples, self.seed, self.effort = examples, seed, effort
-        self._guards_seen: dict[str, Any] | None = None
+        self._guards_seen: CompletenessReport | None = None
         self.states = {name: handle.state(name) for name in handle.state_names()}
         self.executor = SandboxExecutor(handle, pool)
         self.candidates = CandidateCache()
@@ -284,11 +285,11 @@ class PropertySuite:
                               simulator=simulator)
         report = run.run()
         self._guards_seen = report  # the same calls tell which guards fired
-        if report["wrong"]:
-            example = report["wrong_examples"][0]
-            return Verdict(False, example, f"{report['wrong']} of {report['steps']} generated calls disagree with the plan")
-        return Verdict(True, detail=f"{report['exact']} of {report['steps']} calls predicted exactly, "
-                                    f"{report['abstained']} abstained")
+        if report.wrong:
+            example = report.wrong_examples[0]
+            return Verdict(False, example, f"{report.wrong} of {report.steps} generated calls disagree with the plan")
+        return Verdict(True, detail=f"{report.exact} of {report.steps} calls predicted exactly, "
+                                    f"{report.abstained} abstained")
 
     @check(Severity.CRITICAL)
     def initial_states_load(self) -> Verdict:
@@ -408,9 +409,9 @@ class PropertySuite:
                                   states=self.states,
                                   search_budget=int(self.GUARD_BUDGET * self.effort), executor=self.executor)
             report = run.run()
-        ok = report["guards_triggered"] == report["guards_total"]
-        return Verdict(ok, None if ok else {"untriggered": report["untriggered_guards"]},
-                       f"{report['guards_triggered']}/{report['guards_total']} guards triggered")
+        ok = report.guards_triggered == report.guards_total
+        return Verdict(ok, None if ok else {"untriggered": report.untriggered_guards},
+                       f"{report.guards_triggered}/{report.guards_total} guards triggered")
 
     @check(Severity.CRITICAL)
     def tasks_unsolved_then_solved(self) -> Verdict:
