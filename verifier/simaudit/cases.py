@@ -24,14 +24,14 @@ from typing import Any
 from hypothesis import strategies as st
 
 from catalog.bench.items import BenchItem, item_id
-from catalog.state.jsonable import canonical_json
 from catalog.models import Action, Outcome, Strata
+from catalog.state.jsonable import canonical_json
 from catalog.store import EnvHandle
 from constraints.completeness import CandidateCache
 from constraints.spec import ConstraintSpec
-from verifier.samples.export import env_doc
 from sandbox.pool import CallResult, Job, JobResult, SandboxPool
 from verifier.gate.typed_values import boundary, from_state, param_form, state_keys
+from verifier.samples.export import env_doc
 
 __all__ = ["Case", "CaseSource", "MAX_PREFIX", "fk_closed"]
 

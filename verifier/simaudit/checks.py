@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from catalog.bench.items import SimResult
+from catalog.models import Action, Outcome
 from catalog.state.delta import DeltaConflict, DeltaOp, apply_delta
 from catalog.state.jsonable import canonical_json
-from catalog.models import Action, Outcome
 from constraints.extract import template_regex
 from constraints.spec import ConstraintSpec, ToolSpec
-from verifier.gate import properties
 from verifier.audit.metrics import DeltaFormatError, feedback_match, parse_delta, parse_observation, strict_config_match
+from verifier.gate import properties
 from verifier.simaudit.cases import Case
 
 __all__ = ["PROPERTIES", "Judged", "SimProperty", "Verdict", "simulator_property"]

@@ -21,8 +21,8 @@ from catalog.bench.items import Simulator
 from catalog.store import Catalog
 from constraints.completeness import spec_of
 from constraints.extract import ExtractionError
-from verifier.audit.run import AuditError
 from sandbox.pool import DEFAULT_TIMEOUT, SandboxPool
+from verifier.audit.run import AuditError
 from verifier.simaudit.answers import AnswerBook
 from verifier.simaudit.cases import CaseSource
 from verifier.simaudit.checks import PROPERTIES
