@@ -78,7 +78,7 @@ def gate_cpu(catalog: str, out: str) -> None:
     started, wall = time.process_time(), time.monotonic()
     verdicts = {}
     for env_id in ids:
-        report = verify_env(store.get(env_id), pool, examples=SYNTHESIS.examples, effort=SYNTHESIS.effort).to_dict()
+        report = verify_env(store.get(env_id), pool, examples=SYNTHESIS.examples, effort=SYNTHESIS.effort).model_dump(mode="json")
         verdicts[env_id] = {c["name"]: [c["ok"], c.get("detail")] for c in report["checks"]}
     main_cpu = time.process_time() - started
     sandbox_cpu = tree_cpu(os.getpid())

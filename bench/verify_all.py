@@ -40,7 +40,7 @@ def loop(catalog: Catalog, ids: list[str], examples: int) -> list[GateReport]:
 
 
 def content(reports: list[GateReport]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in reports]
+    return [{k: v for k, v in r.model_dump(mode="json").items() if k != "seconds"} for r in reports]
 
 
 def main() -> None:

@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from catalog.errors import EnvforgeError
 from catalog.files import as_normal_dir
+from catalog.jsonmodel import JsonModel
 from catalog.manifest import content_hash
 from catalog.models import EnvManifest
 from catalog.names import REFERENCE_IDS, BadName, check_env_id, check_state_name, is_name
@@ -70,9 +71,10 @@ class EnvProblem:
     reason: str
 
 
-@dataclass(frozen=True)
-class EnvSummary:
-    """What `catalog list` shows of one env."""
+class EnvSummary(JsonModel):
+    """What `catalog list` shows of one env; `model_dump(mode="json")` is its `catalog list --json` entry."""
+
+    model_config = ConfigDict(frozen=True)
 
     id: str
     name: str
@@ -82,10 +84,6 @@ class EnvSummary:
     states: int
     reference: bool
     path: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "kind": self.kind, "topic": self.topic, "tools": self.tools,
-                "states": self.states, "reference": self.reference, "path": self.path}
 
 
 class UntrustedCode(CatalogError):
@@ -170,7 +168,8 @@ class EnvHandle:
 
     def summary(self) -> EnvSummary:
         m = self.manifest
-        return EnvSummary(m.id, m.name, m.kind, m.topic, len(m.tools), len(m.states), self.reference, str(self.path))
+        return EnvSummary(id=m.id, name=m.name, kind=m.kind, topic=m.topic, tools=len(m.tools), states=len(m.states),
+                          reference=self.reference, path=str(self.path))
 
     def edited(self) -> bool:
         """True if the files no longer match the content hash written with them (edited by hand since)."""
@@ -518,7 +517,8 @@ def _scan(root: Path, rows: dict[str, Any]) -> tuple[list[EnvSummary], list[EnvP
         stamp = _stamp(folder)
         row = rows.get(entry.name)
         if row is not None and row[7] == stamp:
-            summaries.append(EnvSummary(row[0], row[1], row[2], row[3], row[4], row[5], False, row[6]))
+            summaries.append(EnvSummary(id=row[0], name=row[1], kind=row[2], topic=row[3], tools=row[4], states=row[5],
+                                        reference=False, path=row[6]))
             continue
         try:
             summary = read_env(folder).summary()

@@ -22,6 +22,7 @@ from catalog.state.jsonable import json_equal
 from catalog.store import EnvHandle
 from constraints.extract import extract_spec, template_regex
 from constraints.normalize import env_modules
+from constraints.report import CompletenessReport
 from constraints.simulate import SpecSimulator
 from constraints.spec import ConstraintSpec, Param
 
@@ -235,7 +236,7 @@ class CompletenessRun:
                         values[param] = value
         return values
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> CompletenessReport:
         tools = sorted(self.spec.tools)
         for state_name in sorted(self.states):
             for tool in tools:
@@ -310,25 +311,25 @@ class CompletenessRun:
         for precondition in by_trace or explaining:
             self.triggered.add(precondition.place(action.name))
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> CompletenessReport:
         steps = self.counts["steps"]
         untriggered = [f"{where} line {line}: {self.guards[(where, line)].condition.source}"
                        for where, line in sorted(self.guards) if (where, line) not in self.triggered]
-        return {
-            "env": self.handle.id, "kind": self.spec.kind, "steps": steps, "exact": self.counts["exact"],
-            "abstained": self.counts["abstained"], "wrong": self.counts["wrong"],
-            "exact_rate": round(self.counts["exact"] / steps, 4) if steps else 0.0,
-            "guards_total": len(self.guards), "guards_triggered": len(self.guards) - len(untriggered),
-            "failures": self.counts["failures"], "failures_explained": self.counts["failures_explained"],
-            "crashes": self.counts["crashes"],
-            "untriggered_guards": untriggered,
-            "top_abstain_reasons": dict(self.abstain_reasons.most_common(5)),
-            "sandbox_events": dict(Counter(getattr(self._executor, "events", [])).most_common(5)),
-            "wrong_examples": self.wrong_examples,
-        }
+        return CompletenessReport(
+            env=self.handle.id, kind=self.spec.kind, steps=steps, exact=self.counts["exact"],
+            abstained=self.counts["abstained"], wrong=self.counts["wrong"],
+            exact_rate=round(self.counts["exact"] / steps, 4) if steps else 0.0,
+            guards_total=len(self.guards), guards_triggered=len(self.guards) - len(untriggered),
+            failures=self.counts["failures"], failures_explained=self.counts["failures_explained"],
+            crashes=self.counts["crashes"],
+            untriggered_guards=untriggered,
+            top_abstain_reasons=dict(self.abstain_reasons.most_common(5)),
+            sandbox_events=dict(Counter(getattr(self._executor, "events", [])).most_common(5)),
+            wrong_examples=self.wrong_examples,
+        )
 
 
-def completeness(handle: EnvHandle, *, seed: int = 0, executor: Executor | None = None) -> dict[str, Any]:
+def completeness(handle: EnvHandle, *, seed: int = 0, executor: Executor | None = None) -> CompletenessReport:
     """Run the completeness measurement of one env (deterministic for a seed).
 
     Without an executor the env's code runs in this process: pass a sandboxed one

@@ -33,6 +33,7 @@ from constraints.spec import (
     Message,
     Param,
     ResultShape,
+    TableSpec,
     ToolKind,
     ToolSpec,
     Unfollowed,
@@ -168,13 +169,14 @@ def _extract(source: str, kind: str, entry: str | None = None, *, failure_except
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # the module was parsed here: no copy needed
     translator = Translator(wrapper.module, wrapper)
     parts = module_parts(translator, wrapper.module)
-    tables: dict[str, dict[str, Any]] = {}
+    tables: dict[str, TableSpec] = {}
     models: dict[str, str] = {}
     for name, class_node in parts["classes"].items():
-        table = table_of(translator, class_node)
-        if table is not None:
-            tables[table["name"]] = table
-            models[name] = table["name"]
+        schema = table_of(translator, class_node)
+        if schema is not None:
+            table = TableSpec.model_validate(schema)
+            tables[table.name] = table
+            models[name] = table.name
     env_class = _entry_class(parts["classes"], kind, entry)
     methods: dict[str, Any] = {}
     class_constants: dict[str, Node] = {}
@@ -327,10 +329,10 @@ def _message_of(exit_statement: Node) -> Node | None:
 def template_of(message: Node | None) -> Message:
     """An error message as a template: literal text with named holes (and the message's source)."""
     if message is None:
-        return Message("{*}", ["*"], None)
+        return Message(template="{*}", holes=["*"], source=None)
     source = render(message)
     if message.get("t") == "const" and isinstance(message["v"], str):
-        return Message(message["v"].replace("{", "{{").replace("}", "}}"), [], source)
+        return Message(template=message["v"].replace("{", "{{").replace("}", "}}"), holes=[], source=source)
     if message.get("t") == "fstr":
         text, holes = "", []
         for part in message["parts"]:
@@ -339,8 +341,8 @@ def template_of(message: Node | None) -> Message:
             else:
                 holes.append(part["src"])
                 text += "{" + part["src"] + "}"
-        return Message(text, holes, source)
-    return Message("{" + source + "}", [source], source)
+        return Message(template=text, holes=holes, source=source)
+    return Message(template="{" + source + "}", holes=[source], source=source)
 
 
 def template_regex(template: str) -> re.Pattern[str]:
@@ -418,13 +420,13 @@ class _ToolAnalysis:
             if via is None:
                 self.returns.append(node)
         elif kind == "unsupported":
-            self.unsupported.append(Unfollowed(node.get("line"), node.get("src"), node.get("why")))
+            self.unsupported.append(Unfollowed(line=node.get("line"), src=node.get("src"), why=node.get("why")))
 
     def add_guard(self, node: Node, exit_statement: Node, via: str | None, message: Node | None = None) -> None:
         message = message if message is not None else _message_of(exit_statement)
         self.preconditions.append(Guard(
             id=len(self.preconditions), line=node["line"],
-            condition=Expr(render(node["test"]), node["test"]), message=template_of(message),
+            condition=Expr(source=render(node["test"]), normalized=node["test"]), message=template_of(message),
             exit="raise" if exit_statement["s"] == "raise" else "return",
             reads=sorted({n["id"] for n in walk(node["test"]) if n.get("t") == "name" and n["id"] != "self"}),
             via=via,
@@ -445,7 +447,7 @@ class _ToolAnalysis:
                     table = self.table_of(expr["args"][0])
                     return {"records": table} if table else None
             if fn.get("t") == "name" and fn["id"] in self.spec.models:
-                key = expr["kw"].get((self.spec.tables[self.spec.models[fn["id"]]]["pk"] or ["id"])[0])
+                key = expr["kw"].get(self.spec.tables[self.spec.models[fn["id"]]].key_column or "id")
                 return {"record": self.spec.models[fn["id"]], "key": render(key) if key else "<new>"}
             if fn.get("t") == "attr" and fn["name"] == "get" and expr["args"]:
                 base = self.origin_of(fn["obj"], origins)
@@ -487,7 +489,8 @@ class _ToolAnalysis:
             if isinstance(origin, dict) and "path" in origin:
                 path = origin["path"]
         effect = Effect(line=node["line"], op=op, path=path or [f"<{render(target)}>"],
-                        value=Expr(render(value), value) if value is not None else None, via=via, in_loop=in_loop)
+                        value=Expr(source=render(value), normalized=value) if value is not None else None, via=via,
+                        in_loop=in_loop)
         if path is None:
             effect.unfollowed = "target is not a known record or state path"
         self.effects.append(effect)
@@ -498,7 +501,7 @@ class _ToolAnalysis:
         for expr in walk(expressions):
             kind = expr.get("t")
             if kind == "unsupported":
-                self.unsupported.append(Unfollowed(node.get("line"), expr["src"], expr["why"]))
+                self.unsupported.append(Unfollowed(line=node.get("line"), src=expr["src"], why=expr["why"]))
             if kind == "attr" and expr["obj"].get("t") == "name":
                 origin = origins.get(expr["obj"]["id"])
                 if isinstance(origin, dict) and ("record" in origin or "records" in origin):
@@ -519,17 +522,19 @@ class _ToolAnalysis:
                     origin = self.origin_of(expr["args"][0], origins)
                     table = origin.get("record") if isinstance(origin, dict) else None
                     key = origin.get("key", "<new>") if isinstance(origin, dict) else "<new>"
-                    self.effects.append(Effect(node["line"], "add", [table or "<?>", f"<{key}>"],
-                                               Expr(render(expr["args"][0]), expr["args"][0]), via, in_loop))
+                    self.effects.append(Effect(line=node["line"], op="add", path=[table or "<?>", f"<{key}>"],
+                                               value=Expr(source=render(expr["args"][0]), normalized=expr["args"][0]),
+                                               via=via, in_loop=in_loop))
                 elif name == "delete" and expr["args"]:
                     origin = self.origin_of(expr["args"][0], origins)
                     path = [origin["record"], f"<{origin['key']}>"] if isinstance(origin, dict) and "record" in origin \
                         else ["<?>"]
-                    self.effects.append(Effect(node["line"], "delete", path, None, via, in_loop))
+                    self.effects.append(Effect(line=node["line"], op="delete", path=path, via=via, in_loop=in_loop))
                 elif name == "new_id":
                     prefix = render(expr["args"][0]) if expr["args"] else "?"
-                    self.effects.append(Effect(node["line"], "modify", ["env_meta", f"next_id:<{prefix}>", "value"],
-                                               Expr("counter + 1", None), via, in_loop))
+                    self.effects.append(Effect(line=node["line"], op="modify", path=["env_meta", f"next_id:<{prefix}>", "value"],
+                                               value=Expr(source="counter + 1", normalized=None), via=via,
+                                               in_loop=in_loop))
                     self.reads.add("env_meta")
                 elif name == "now":
                     self.reads.add("env_meta.clock")
@@ -538,20 +543,21 @@ class _ToolAnalysis:
                     helper = self.spec.methods[name]
                     self.block(helper["body"], {}, name, in_loop)
                 elif name not in self.spec.methods and name not in ("get", "select", "add", "delete"):
-                    self.unsupported.append(Unfollowed(node.get("line"), render(expr),
-                                                       f"call of self.{name}, which the analysis does not know"))
+                    self.unsupported.append(Unfollowed(line=node.get("line"), src=render(expr),
+                                                       why=f"call of self.{name}, which the analysis does not know"))
             elif fn.get("t") == "attr" and fn["obj"].get("t") == "attr" and \
                     fn["obj"]["obj"] == {"t": "name", "id": "self"} and fn["obj"]["name"] == "session":
-                self.unsupported.append(Unfollowed(node.get("line"), render(expr),
-                                                   "direct use of the session: its writes are not followed"))
+                self.unsupported.append(Unfollowed(line=node.get("line"), src=render(expr),
+                                                   why="direct use of the session: its writes are not followed"))
             elif fn.get("t") == "attr" and fn["name"] in CONTAINER_MUTATORS:
                 origin = self.origin_of(fn["obj"], origins)
                 if isinstance(origin, dict) and "path" in origin:
-                    self.effects.append(Effect(node["line"], fn["name"], origin["path"],
-                                               Expr(", ".join(render(a) for a in expr["args"]), expr["args"]),
-                                               via, in_loop))
+                    self.effects.append(Effect(line=node["line"], op=fn["name"], path=origin["path"],
+                                               value=Expr(source=", ".join(render(a) for a in expr["args"]),
+                                                          normalized=expr["args"]),
+                                               via=via, in_loop=in_loop))
             elif fn.get("t") == "name" and fn["id"] in ("getattr", "setattr", "exec", "eval", "__import__"):
-                self.unsupported.append(Unfollowed(node.get("line"), render(expr), "dynamic attribute or code"))
+                self.unsupported.append(Unfollowed(line=node.get("line"), src=render(expr), why="dynamic attribute or code"))
             elif fn.get("t") == "name" and fn["id"] in self.spec.functions and fn["id"] not in self.helpers:
                 self.helpers.append(fn["id"])
 
@@ -580,7 +586,7 @@ def _result_shape(returns: list[Node]) -> ResultShape:
             (shape["failure"] if _failure_exit([statement]) else shape["success"]).update(keys)
         else:
             shape["other"].add(render(value))
-    return ResultShape(sorted(shape["success"]), sorted(shape["failure"]), sorted(shape["other"]))
+    return ResultShape(success=sorted(shape["success"]), failure=sorted(shape["failure"]), other=sorted(shape["other"]))
 
 
 def _tool_spec(spec: ConstraintSpec, name: str, declared: str | None, override: str | None) -> ToolSpec:

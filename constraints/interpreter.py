@@ -40,7 +40,7 @@ from catalog.state.delta import DeltaOp, diff
 from catalog.state.jsonable import json_equal, to_jsonable
 from catalog.tools.argcheck import type_problem
 from constraints.ir import walk
-from constraints.spec import ConstraintSpec
+from constraints.spec import ConstraintSpec, TableSpec
 from constraints.values import (
     UnmodelledValue,
     decode_state,
@@ -51,10 +51,11 @@ from constraints.values import (
 
 MAX_STEPS = 200_000
 INT64 = (-(2**63), 2**63 - 1)
-META_SCHEMA = {"class": "EnvMeta", "name": META_TABLE, "pk": ["key"], "columns": {
+META_SCHEMA = TableSpec.model_validate({"class": "EnvMeta", "name": META_TABLE, "pk": ["key"], "columns": {
     "key": {"kind": "str", "optional": False, "unique": False, "has_default": False, "primary_key": True},
     "value": {"kind": "json", "optional": True, "unique": False, "has_default": True, "primary_key": False,
-              "default": {"t": "const", "v": None}}}}
+              "default": {"t": "const", "v": None}}}})
+"""The table `new_id` keeps its counters in (catalog.envkit's EnvMeta), which env modules do not declare."""
 
 
 class Abstain(BaseException):
@@ -813,11 +814,11 @@ class Interpreter:
         if owner is SELF:
             return self.get_self(name)
         if isinstance(owner, Row):
-            if name not in self.tables[owner.table]["columns"]:
+            if name not in self.tables[owner.table].columns:
                 raise Abstain(f"unknown field {owner.table}.{name}")
             return owner.values[name]
         if isinstance(owner, ModelRef):
-            if name not in self.tables[owner.table]["columns"]:
+            if name not in self.tables[owner.table].columns:
                 raise Abstain(f"unknown column {owner.table}.{name}")
             return ColumnRef(owner.table, name)
         if isinstance(owner, ColumnRef):
@@ -975,12 +976,12 @@ class Interpreter:
                                  for key, record in collection.items()}
         return self._rows[table]
 
-    def typed(self, schema: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    def typed(self, schema: TableSpec, record: dict[str, Any]) -> dict[str, Any]:
         """A JSON record as the ORM would load it (floats as float, times as aware datetimes)."""
         values: dict[str, Any] = {}
-        for name, column in schema["columns"].items():
+        for name, column in schema.columns.items():
             value = record.get(name)
-            kind = column["kind"]
+            kind = column.kind
             if value is None:
                 values[name] = None
             elif kind == "float":
@@ -997,14 +998,14 @@ class Interpreter:
             elif kind in ("str", "json"):
                 values[name] = value if isinstance(value, str) else copy.deepcopy(value)  # str: immutable
             else:
-                raise Abstain(f"column kind {kind} of {schema['name']}.{name} is not modelled")
+                raise Abstain(f"column kind {kind} of {schema.name}.{name} is not modelled")
         return values
 
     def key_of(self, table: str, value: Any) -> str:
-        pk = self.tables[table]["pk"]
+        pk = self.tables[table].pk
         if len(pk) != 1:
             raise Abstain("composite primary key")
-        kind = self.tables[table]["columns"][pk[0]]["kind"]
+        kind = self.tables[table].columns[pk[0]].kind
         if kind == "str" and isinstance(value, str):
             return value
         if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
@@ -1020,7 +1021,7 @@ class Interpreter:
         if not isinstance(model, ModelRef):
             raise Abstain("self.select of a non-table")
         table = model.table
-        pk = self.tables[table]["pk"][0]
+        pk = self.tables[table].pk[0]
         rows = sorted(self.rows(table).values(), key=lambda r: r.values[pk])
         for condition in where:
             if not isinstance(condition, Pred):
@@ -1044,7 +1045,7 @@ class Interpreter:
         if not isinstance(row, Row):
             raise Abstain("self.add of a non-record")
         rows = self.rows(row.table)
-        key = self.key_of(row.table, row.values[self.tables[row.table]["pk"][0]])
+        key = self.key_of(row.table, row.values[self.tables[row.table].pk[0]])
         if key in rows and rows[key] is not row:
             raise Abstain("insert of an existing primary key (IntegrityError)")
         rows[key] = row
@@ -1053,7 +1054,7 @@ class Interpreter:
         if not isinstance(row, Row):
             raise Abstain("self.delete of a non-record")
         rows = self.rows(row.table)
-        key = self.key_of(row.table, row.values[self.tables[row.table]["pk"][0]])
+        key = self.key_of(row.table, row.values[self.tables[row.table].pk[0]])
         if rows.get(key) is not row:
             raise Abstain("delete of a record that is not stored")
         del rows[key]
@@ -1079,18 +1080,18 @@ class Interpreter:
     def new_row(self, table: str, args: list[Any], kwargs: dict[str, Any]) -> Row:
         if args:
             raise Abstain("positional arguments to a table class")
-        columns = self.tables[table]["columns"]
+        columns = self.tables[table].columns
         values: dict[str, Any] = {}
         for name, column in columns.items():
             if name in kwargs:
                 values[name] = self.checked(table, name, kwargs[name])
-            elif column.get("default_factory"):
-                factory = column["default_factory"]
+            elif column.default_factory:
+                factory = column.default_factory
                 if factory not in ("list", "dict"):
                     raise Abstain(f"default_factory {factory}")
                 values[name] = [] if factory == "list" else {}
-            elif column["has_default"]:
-                values[name] = self.eval(column["default"], {})
+            elif column.has_default:
+                values[name] = self.eval(column.default, {})
             else:
                 values[name] = None
         unknown = set(kwargs) - set(columns)
@@ -1099,17 +1100,17 @@ class Interpreter:
         return Row(table, values)
 
     def set_field(self, row: Row, name: str, value: Any) -> None:
-        if name not in self.tables[row.table]["columns"]:
+        if name not in self.tables[row.table].columns:
             raise Abstain(f"unknown field {row.table}.{name}")
-        if name in self.tables[row.table]["pk"]:
+        if name in self.tables[row.table].pk:
             raise Abstain("primary key change")
         row.values[name] = self.checked(row.table, name, value)
         row.source = None
 
     def checked(self, table: str, name: str, value: Any) -> Any:
         """Accept only values the ORM stores and reads back unchanged (else abstain)."""
-        column = self.tables[table]["columns"][name]
-        kind = column["kind"]
+        column = self.tables[table].columns[name]
+        kind = column.kind
         fits = {
             "str": lambda v: isinstance(v, str),
             "int": lambda v: isinstance(v, int) and not isinstance(v, bool) and INT64[0] <= v <= INT64[1],
@@ -1133,9 +1134,9 @@ class Interpreter:
         after = dict(self.state)
         for table, rows in self._rows.items():
             schema = self.tables[table]
-            required = [name for name, column in schema["columns"].items()
-                        if not column["optional"] and not column["primary_key"]]
-            mutable = [name for name, column in schema["columns"].items() if column["kind"] == "json"]
+            required = [name for name, column in schema.columns.items()
+                        if not column.optional and not column.primary_key]
+            mutable = [name for name, column in schema.columns.items() if column.kind == "json"]
             original = self.state.get(table)
             loaded: dict[str, Any] = original if isinstance(original, dict) else {}
             same = isinstance(original, dict) and len(loaded) == len(rows)
@@ -1151,8 +1152,8 @@ class Interpreter:
                     record = self.to_json(row.values)
                 collection[key] = record
                 same = same and loaded.get(key) is record
-            for name, column in schema["columns"].items():
-                if column.get("unique"):
+            for name, column in schema.columns.items():
+                if column.unique:
                     seen = [r.values[name] for r in rows.values() if r.values[name] is not None]
                     if len(seen) != len(set(map(repr, seen))):
                         raise Abstain(f"duplicate value in unique column {table}.{name} (IntegrityError)")

@@ -2,7 +2,8 @@
 
 The CLI only wires arguments to these. Keeping the text beside the spec types means a field added
 to `ToolSpec` is shown where it is defined; text renderers return lines (no final newline), the
-`*_document`/`*_summary` functions the JSON the CLI prints.
+`*_document` functions the JSON the CLI prints. The completeness report and its summary are typed
+in constraints/report.py (re-exported here, where the CLI reads them).
 """
 
 from __future__ import annotations
@@ -10,20 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from constraints.report import COMPLETENESS_TOTALS, CompletenessReport, completeness_summary
 from constraints.spec import ConstraintSpec, ToolSpec
 
 __all__ = ["spec_document", "render_spec", "completeness_summary", "render_completeness", "COMPLETENESS_TOTALS"]
 
-# The counts that add up over envs when one completeness run measures several.
-COMPLETENESS_TOTALS = ("steps", "exact", "abstained", "wrong", "guards_total", "guards_triggered", "failures",
-                       "failures_explained", "crashes")
-
 
 def spec_document(spec: ConstraintSpec, env_id: str) -> dict[str, Any]:
     """`constraints ENV --json`: the env id with the spec's kind, entry, tables and tools."""
-    data = spec.to_dict()
-    return {"env": env_id, "kind": data["kind"], "entry": data["entry"], "tables": data["tables"],
-            "tools": data["tools"]}
+    return {"env": env_id, **spec.model_dump(mode="json", include={"kind", "entry", "tables", "tools"})}
 
 
 def _kind_mismatch(tool: ToolSpec) -> str:
@@ -65,23 +61,14 @@ def render_spec(spec: ConstraintSpec, env_id: str) -> list[str]:
     return lines
 
 
-def completeness_summary(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """`constraints --completeness --json`: one env's report as is; several summed, each kept under `envs`."""
-    if len(reports) == 1:
-        return reports[0]
-    out: dict[str, Any] = {key: sum(r[key] for r in reports) for key in COMPLETENESS_TOTALS}
-    out["envs"] = list(reports)
-    return out
-
-
-def render_completeness(reports: Sequence[dict[str, Any]]) -> list[str]:
+def render_completeness(reports: Sequence[CompletenessReport]) -> list[str]:
     """`constraints --completeness`: a row per env, then its untriggered guards and abstention reasons."""
     lines = [f"{'ENV':<12} {'STEPS':>6} {'EXACT':>6} {'ABST':>5} {'WRONG':>5} {'EXACT%':>7} {'GUARDS':>9} "
              f"{'EXPLAINED':>11}"]
     for r in reports:
-        lines.append(f"{r['env']:<12} {r['steps']:>6} {r['exact']:>6} {r['abstained']:>5} {r['wrong']:>5} "
-                     f"{100 * r['exact_rate']:>6.1f}% {r['guards_triggered']:>4}/{r['guards_total']:<4} "
-                     f"{r['failures_explained']:>5}/{r['failures']:<5}")
-        lines += [f"    never triggered: {guard}" for guard in r["untriggered_guards"]]
-        lines += [f"    abstained {count}x: {reason}" for reason, count in r["top_abstain_reasons"].items()]
+        lines.append(f"{r.env:<12} {r.steps:>6} {r.exact:>6} {r.abstained:>5} {r.wrong:>5} "
+                     f"{100 * r.exact_rate:>6.1f}% {r.guards_triggered:>4}/{r.guards_total:<4} "
+                     f"{r.failures_explained:>5}/{r.failures:<5}")
+        lines += [f"    never triggered: {guard}" for guard in r.untriggered_guards]
+        lines += [f"    abstained {count}x: {reason}" for reason, count in r.top_abstain_reasons.items()]
     return lines

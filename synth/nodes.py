@@ -170,7 +170,7 @@ def gate(state: SlotState, ctx: Context) -> dict[str, Any]:
                                  {"disagreements": judged["listed"]} if judged["listed"] else None,
                                  judged["detail"]))
     report = verify_env(handle, ctx.pool, examples=ctx.gate_examples, seed=state["seed"], effort=ctx.gate_effort,
-                        extra_checks=extra).to_dict()  # slot state is checkpointed as JSON
+                        extra_checks=extra).model_dump(mode="json")  # slot state is checkpointed as JSON
     if judged is not None:
         report["judge"] = judged
     failing = [c["name"] for c in report["checks"] if not c["ok"]]

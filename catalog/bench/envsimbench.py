@@ -19,14 +19,14 @@ import ast
 import json
 import random
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from catalog.bench.items import BenchItem, item_id
 from catalog.files import atomic_write
+from catalog.jsonmodel import JsonModel
 from catalog.models import Action, Outcome, Strata
 from catalog.state.delta import diff
 from catalog.state.jsonable import to_jsonable
@@ -35,15 +35,13 @@ __all__ = ["Problem", "to_envsimbench", "from_envsimbench", "write_envsimbench",
            "write_jsonl", "read_jsonl", "split_by_env", "dotted_changes", "parse_content", "entry_class"]
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(JsonModel):
     """A sample or line a reader could not use: where it is (`sample 3 (env_7)`, `line 12`) and why."""
+
+    model_config = ConfigDict(frozen=True)
 
     where: str
     reason: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"where": self.where, "reason": self.reason}
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}"
@@ -206,7 +204,7 @@ def _class_doc(code: str, entry: str) -> str:
 def from_envsimbench(data: Any) -> tuple[list[BenchItem], list[Problem]]:
     """Read EnvSimBench samples (the parsed JSON array): usable items, and a Problem for every other one."""
     if not isinstance(data, list):
-        return [], [Problem("file", f"the top level should be a JSON array of samples, got {type(data).__name__}")]
+        return [], [Problem(where="file", reason=f"the top level should be a JSON array of samples, got {type(data).__name__}")]
     items: list[BenchItem] = []
     problems: list[Problem] = []
     for index, sample in enumerate(data):
@@ -216,7 +214,7 @@ def from_envsimbench(data: Any) -> tuple[list[BenchItem], list[Problem]]:
         try:
             items.append(_sample_item(sample))
         except (ValueError, TypeError, ValidationError) as exc:
-            problems.append(Problem(where, _first_line(exc)))
+            problems.append(Problem(where=where, reason=_first_line(exc)))
     return items, problems
 
 
@@ -237,7 +235,7 @@ def read_envsimbench(path: Path | str) -> tuple[list[BenchItem], list[Problem]]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return [], [Problem(str(path), f"cannot read as JSON: {_first_line(exc)}")]
+        return [], [Problem(where=str(path), reason=f"cannot read as JSON: {_first_line(exc)}")]
     return from_envsimbench(data)
 
 
@@ -260,7 +258,7 @@ def read_jsonl(path: Path | str) -> tuple[list[BenchItem], list[Problem]]:
             try:
                 data = json.loads(raw)
             except ValueError as exc:  # includes undecodable bytes
-                problems.append(Problem(f"line {number}", f"not JSON: {_first_line(exc)}"))
+                problems.append(Problem(where=f"line {number}", reason=f"not JSON: {_first_line(exc)}"))
                 continue
             try:
                 items.append(BenchItem.model_validate(data))
@@ -269,7 +267,7 @@ def read_jsonl(path: Path | str) -> tuple[list[BenchItem], list[Problem]]:
                 reason = errors[0]["msg"] if errors else "invalid"
                 if errors and errors[0].get("loc"):
                     reason = f"{'.'.join(map(str, errors[0]['loc']))}: {reason}"
-                problems.append(Problem(f"line {number}", f"not a benchmark item: {reason}"))
+                problems.append(Problem(where=f"line {number}", reason=f"not a benchmark item: {reason}"))
     return items, problems
 
 

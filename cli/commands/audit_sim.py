@@ -80,7 +80,7 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
     finally:
         line.end()
     if args.json:
-        print_json(report.to_dict())
+        print_json(report.model_dump(mode="json"))
         return 0
     print(render_summary(report))
     print(f"report: {out / 'report.md'} (+ report.json, results.jsonl, plots)")
@@ -135,7 +135,7 @@ def _cmd_property_audit(args: argparse.Namespace) -> int:
     finally:
         line.end()
     if args.json:
-        print_json(property_summary(report))
+        print_json(property_summary(report).model_dump(mode="json"))
         return 0
     print(render_summary(report))
     print(f"report: {out / 'report.md'} (+ report.json, counterexamples.jsonl, answers.jsonl)")

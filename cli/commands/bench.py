@@ -63,7 +63,7 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
         written[str(out)] = _write_items(items, out, fmt)
     report.written = written
     if args.json:
-        print_json(report.to_dict())
+        print_json(report.model_dump(mode="json"))
     else:
         if isinstance(report, ExportReport):
             print(render_export_report(report))

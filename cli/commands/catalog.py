@@ -21,7 +21,7 @@ def cmd_catalog_list(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"warning: skipped {problem.path}: {problem.reason}", file=sys.stderr)
     if args.json:
-        print_json([s.to_dict() for s in summaries])
+        print_json([s.model_dump(mode="json") for s in summaries])
     else:
         print_lines(render_env_list(summaries))
     return 0

@@ -36,10 +36,10 @@ def cmd_constraints(args: argparse.Namespace) -> int:
                 except ExtractionError as exc:
                     raise UserError(f"env {env_id}: {exc}") from exc
         if args.json:
-            print_json(completeness_summary(reports))
+            print_json(completeness_summary(reports).model_dump(mode="json"))
         else:
             print_lines(render_completeness(reports))
-        return 0 if all(r["wrong"] == 0 for r in reports) else 4
+        return 0 if all(r.wrong == 0 for r in reports) else 4
     if not args.env_id:
         raise UserError("name an env (python cli.py constraints library) or pass --completeness")
     try:

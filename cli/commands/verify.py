@@ -47,7 +47,8 @@ def cmd_verify_gate(args: argparse.Namespace) -> int:
             reports.append(verify_env(catalog.get(args.env_id), pool, examples=args.examples, seed=args.seed,
                                       gate=args.gate))
     if args.json:
-        print_json(reports[0].to_dict() if len(reports) == 1 and not args.all else [r.to_dict() for r in reports])
+        documents = [r.model_dump(mode="json") for r in reports]
+        print_json(documents[0] if len(documents) == 1 and not args.all else documents)
     else:
         for report in reports:
             print(render_gate_report(report))
@@ -65,7 +66,7 @@ def cmd_verify_mutants(args: argparse.Namespace) -> int:
     with SandboxPool(args.workers, timeout=args.timeout) as pool:
         report = mutation_test(handles, args.count, pool, seed=args.seed, examples=args.examples)
     if args.json:
-        print_json(report.to_dict())
+        print_json(report.model_dump(mode="json"))
     else:
         print(render_mutation_report(report))
     return 0

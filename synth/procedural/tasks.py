@@ -108,7 +108,7 @@ class _Planner:
         self.bp, self.plan, self.rng = bp, plan, rng
         self.simulator = PlanSimulator(plan)
         self.invariants = invariants
-        self.params = {name: [Param.from_dict(p) for p in tool.params] for name, tool in plan.tools.items()}
+        self.params = {name: [Param.model_validate(p) for p in tool.params] for name, tool in plan.tools.items()}
         self.values = ValueMaker(f"task-values:{bp.env_id}:{bp.seed}", _clock_placeholder())
         self.used: set[str] = set()  # write tools earlier tasks used: the next tasks prefer others
 
@@ -810,7 +810,7 @@ def _create_task(planner: _Planner, bp: Blueprint, writes: list[ToolRecipe], sta
 def _solvable(tool: str, params: list[dict[str, Any]], state: dict[str, Any], simulator: PlanSimulator,
               rng: random.Random, tries: int = 40) -> tuple[Action, list[dict[str, Any]]] | None:
     """An action the plan says succeeds with a non-empty change, by sampling typed candidates."""
-    pools = {p.name: candidates(p, state)[:12] or [None] for p in map(Param.from_dict, params)}
+    pools = {p.name: candidates(p, state)[:12] or [None] for p in map(Param.model_validate, params)}
     for _ in range(tries):
         arguments = {name: rng.choice(pool) for name, pool in pools.items()}
         arguments = {k: v for k, v in arguments.items() if v is not None}

@@ -214,7 +214,7 @@ def spec_entry(spec: ConstraintSpec, tool: str) -> dict[str, Any]:
         effects.append(text)
     return {"description": entry.description, "params": params, "preconditions": preconditions,
             "effects": effects, "read_set": entry.read_set, "write_set": entry.write_set,
-            "result_shape": {k: v for k, v in entry.result_shape.to_dict().items() if v}}
+            "result_shape": {k: v for k, v in entry.result_shape.model_dump().items() if v}}
 
 
 def created_tables(spec: ConstraintSpec, tool: str) -> list[str]:
@@ -225,11 +225,11 @@ def created_tables(spec: ConstraintSpec, tool: str) -> list[str]:
         if name not in tables:
             continue
         columns = []
-        for column, info in tables[name]["columns"].items():
-            text = f"{column}: {info.get('kind', 'any')}" + ("|None" if info.get("optional") else "")
-            if info.get("has_default") and info.get("default") is not None:
-                text += f" = {render(info['default'])}"
-            elif info.get("default_factory"):
+        for column, info in tables[name].columns.items():
+            text = f"{column}: {info.kind}" + ("|None" if info.optional else "")
+            if info.has_default and info.default is not None:
+                text += f" = {render(info.default)}"
+            elif info.default_factory:
                 text += " = <factory>"
             columns.append(text)
         out.append(f"{name}({', '.join(columns)})")
@@ -238,7 +238,7 @@ def created_tables(spec: ConstraintSpec, tool: str) -> list[str]:
 
 def constrained_schema(spec: ConstraintSpec, tool: str) -> dict[str, Any]:
     """`{observation, delta}`; the observation is typed as the result dict when the spec knows its keys."""
-    shape = spec.tools[tool].result_shape.to_dict()
+    shape = spec.tools[tool].result_shape.model_dump()
     keys = sorted({k for v in shape.values() for k in (v or [])})
     observation: dict[str, Any] = {}
     if keys and not shape.get("other"):

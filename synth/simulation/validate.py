@@ -4,7 +4,8 @@ What static analysis proves about a tool bounds what a correct answer can look l
 answer that leaves those bounds is wrong whatever the model meant:
 - every op's path exists in the state (modify, delete) or is creatable (add: the key is new,
   its parent exists or is added by an earlier op, and the collection is in the write set);
-- no change lands outside the write set (a modify of a whole record is checked field by field);
+- no change lands outside the write set (a modify of a whole record is checked field by field),
+  by `ToolSpec.allows_write`, the one write-set check the gate also makes;
 - an observation that signals failure (`success: false` / `error`) comes with an empty delta;
 - values fit the schema: column kinds for SQL tables (nullable columns take None), and for
   other state (class envs, env_meta) the JSON type of the value being replaced or of a sibling
@@ -25,7 +26,7 @@ from catalog.models import Outcome
 from catalog.runtime import outcome_of
 from catalog.state.delta import MISSING, DeltaConflict, DeltaOp, apply_delta, diff_at
 from constraints.interpreter import META_SCHEMA
-from constraints.spec import ConstraintSpec
+from constraints.spec import ConstraintSpec, TableSpec
 from verifier.audit.metrics import DeltaFormatError, parse_delta
 
 __all__ = ["Check", "check_answer", "is_failure"]
@@ -60,26 +61,6 @@ def _at(state: Any, path: tuple[str, ...]) -> Any:
 
 def _show(op: DeltaOp) -> str:
     return f"{op.op} {list(op.path)}"
-
-
-def _writable(path: tuple[str, ...], write_set: list[str]) -> bool:
-    """Whether a change at `path` is inside the write set (`coll`, `coll.key`, `coll.field`).
-
-    Write-set entries the extractor could not resolve to a collection (`<member.fines_due>`)
-    allow that field anywhere: the analysis knows the field, not the record.
-    """
-    for entry in write_set:
-        if entry.startswith("<"):
-            name = entry.strip("<>").rsplit(".", 1)[-1]
-            if name in path[1:]:
-                return True
-            continue
-        collection, _, rest = entry.partition(".")
-        if collection != path[0]:
-            continue
-        if not rest or (len(path) >= 2 and path[1] == rest) or (len(path) >= 3 and path[2] == rest):
-            return True
-    return False
 
 
 def _kind_fits(kind: str, optional: bool, value: Any) -> bool:
@@ -125,9 +106,15 @@ def _same_json_kind(old: Any, new: Any) -> bool:
 class _Validator:
     def __init__(self, spec: ConstraintSpec, tool: str) -> None:
         self.tables = {**spec.tables, META_TABLE: META_SCHEMA} if spec.kind == "sql" else {}
-        self.write_set = list(spec.tools[tool].write_set) if tool in spec.tools else []
-        if self.tables and f"{META_TABLE}.value" in self.write_set:
-            self.write_set.append(META_TABLE)  # new_id() creates its counter row on first use
+        self.tool = spec.tools.get(tool)
+
+    def writable(self, path: tuple[str, ...]) -> bool:
+        """Inside the tool's write set by `ToolSpec.allows_write`, the gate's check.
+
+        Where the set is not fully known only what the followed effects allow counts: an answer
+        is held to what the analysis can vouch for.
+        """
+        return self.tool is not None and bool(self.tool.allows_write(path))
 
     def type_problems(self, change: DeltaOp, working: dict[str, Any]) -> list[str]:
         """Type problems of one effective change (add or modify with a value)."""
@@ -139,7 +126,7 @@ class _Validator:
             problems = []
             for column, item in value.items():
                 problems += self.column_problems(table, path[0], column, item)
-            key = next((c for c, info in table["columns"].items() if info.get("primary_key")), None)
+            key = next((c for c, info in table.columns.items() if info.primary_key), None)
             if key and key in value and str(value[key]) != path[1]:
                 problems.append(f"{_show(change)}: the record's {key} {value[key]!r} differs from its key {path[1]!r}")
             return problems
@@ -163,13 +150,13 @@ class _Validator:
         return []
 
     @staticmethod
-    def column_problems(table: dict[str, Any], name: str, column: str, value: Any) -> list[str]:
-        info = table["columns"].get(column)
+    def column_problems(table: TableSpec, name: str, column: str, value: Any) -> list[str]:
+        info = table.column(column)
         if info is None:
             return [f"{name} has no column {column!r}"]
-        if not _kind_fits(info.get("kind", "any"), bool(info.get("optional")), value):
-            nullable = " or null" if info.get("optional") else ""
-            return [f"{name}.{column} takes a {info.get('kind')}{nullable}, got {value!r}"[:200]]
+        if not _kind_fits(info.kind, info.optional, value):
+            nullable = " or null" if info.optional else ""
+            return [f"{name}.{column} takes a {info.kind}{nullable}, got {value!r}"[:200]]
         return []
 
     def op_problems(self, op: DeltaOp, working: dict[str, Any]) -> list[str]:
@@ -187,9 +174,10 @@ class _Validator:
             changes = diff_at(op.path, current, op.value)
         else:
             changes = [op]
-        outside = [list(c.path) for c in changes if not _writable(c.path, self.write_set)]
+        outside = [list(c.path) for c in changes if not self.writable(c.path)]
+        write_set = self.tool.write_set if self.tool is not None else []
         problems = [f"{_show(op)}: {outside[0] if outside[0] != list(op.path) else 'this path'} is outside "
-                    f"the write set {self.write_set}"] if outside else []
+                    f"the write set {write_set}"] if outside else []
         for change in changes:
             if change.op != "delete":
                 problems += self.type_problems(change, working)

@@ -155,7 +155,8 @@ def test_import_reports_every_unusable_sample_with_its_reason(items):
 def test_import_of_a_file_that_is_not_an_array(tmp_path):
     path = tmp_path / "x.json"
     path.write_text('{"task_info": {}}')
-    assert read_envsimbench(path) == ([], [Problem("file", "the top level should be a JSON array of samples, got dict")])
+    assert read_envsimbench(path) == (
+        [], [Problem(where="file", reason="the top level should be a JSON array of samples, got dict")])
     path.write_text("[{")
     items, problems = read_envsimbench(path)
     assert items == [] and problems[0].reason.startswith("cannot read as JSON")

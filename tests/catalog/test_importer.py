@@ -36,7 +36,7 @@ def test_envscaler_class_with_a_scenario_record(tmp_path):
     assert report.files == ["env.py"]
     with SandboxPool(1) as pool:
         report = completeness(handle, executor=SandboxExecutor(handle, pool))
-    assert report["wrong"] == 0 and report["steps"] > 20
+    assert report.wrong == 0 and report.steps > 20
 
 
 def test_load_scenario_class_with_sibling_modules_by_package_path_and_relative_import(tmp_path):
@@ -56,7 +56,7 @@ def test_load_scenario_class_with_sibling_modules_by_package_path_and_relative_i
     assert too_far.outcome.value == "failure" and "exceeds the range" in too_far.observation["error"]
     with SandboxPool(1) as pool:
         report = completeness(handle, executor=SandboxExecutor(handle, pool))
-    assert report["wrong"] == 0 and report["guards_triggered"] == report["guards_total"]
+    assert report.wrong == 0 and report.guards_triggered == report.guards_total
 
 
 def test_two_imported_envs_with_same_named_helpers_do_not_mix(tmp_path):

@@ -138,8 +138,8 @@ def cls():
 
 def test_parameters_with_types_defaults_and_enums(sql):
     params = {p.name: p for p in sql.tools["put"].params}
-    assert params["box_id"].to_dict() == {"name": "box_id", "annotation": "str", "json_type": "string",
-                                          "required": True, "nullable": False}
+    assert params["box_id"].model_dump(mode="json") == {"name": "box_id", "annotation": "str", "json_type": "string",
+                                                          "required": True, "nullable": False}
     assert params["count"].default == 1 and params["count"].default_known and params["count"].required is False
     assert sql.tools["make"].params[0].enum == ["a", "b"]
 
@@ -185,8 +185,8 @@ def test_planted_kind_mismatch_is_reported(sql):
 
 
 def test_result_shapes(sql):
-    assert sql.tools["put"].result_shape.to_dict() == {"success": ["data", "success"], "failure": ["error", "success"],
-                                                       "other": []}
+    assert sql.tools["put"].result_shape.model_dump() == {"success": ["data", "success"], "failure": ["error", "success"],
+                                                          "other": []}
 
 
 def test_container_mutations_on_class_state(cls):
@@ -216,15 +216,15 @@ def test_try_except_failures_are_guards(cls):
 
 
 def test_the_json_form_reads_back_to_the_same_spec(sql, cls):
-    """to_dict/from_dict are lossless, key order included (the JSON printed and sent between processes)."""
+    """model_dump/model_validate are lossless, key order included (the JSON printed and sent between processes)."""
     for spec in (sql, cls):
-        data = spec.to_dict()
-        again = ConstraintSpec.from_dict(json.loads(json.dumps(data)))
-        assert again == spec and json.dumps(again.to_dict()) == json.dumps(data)
-    assert "default" not in sql.tools["put"].to_dict()["params"][0]  # absent optional keys stay absent
-    assert list(sql.tools["put"].to_dict()) == ["name", "declared_kind", "inferred_kind", "kind_mismatch",
-                                                "description", "params", "preconditions", "effects", "read_set",
-                                                "write_set", "result_shape", "helpers", "unsupported", "line"]
+        data = spec.model_dump(mode="json")
+        again = ConstraintSpec.model_validate(json.loads(json.dumps(data)))
+        assert again == spec and json.dumps(again.model_dump(mode="json")) == json.dumps(data)
+    assert "default" not in sql.tools["put"].model_dump(mode="json")["params"][0]  # absent optional keys stay absent
+    assert list(sql.tools["put"].model_dump(mode="json")) == [
+        "name", "declared_kind", "inferred_kind", "kind_mismatch", "description", "params", "preconditions", "effects",
+        "read_set", "write_set", "result_shape", "helpers", "unsupported", "line"]
 
 
 def test_callers_get_their_own_copy_and_the_shared_one_is_cached():

@@ -70,12 +70,12 @@ def test_completeness_is_never_wrong(imported: Catalog, pool: SandboxPool, env_i
         _module_state(handle, pool)
     run = CompletenessRun(handle, seed=1, calls_per_tool=6, search_budget=150, executor=SandboxExecutor(handle, pool))
     report = run.run()
-    assert report["wrong"] == 0, report["wrong_examples"]
-    assert report["steps"] > 20 and not report["sandbox_events"]
+    assert report.wrong == 0, report.wrong_examples
+    assert report.steps > 20 and not report.sandbox_events
     if env_id in ("airline", "lending"):
-        assert report["exact"] > 0, report["top_abstain_reasons"]
+        assert report.exact > 0, report.top_abstain_reasons
     if env_id == "lending":  # calls on the module's own records reach the guards past "unknown member"
-        assert report["guards_triggered"] >= 4, report["untriggered_guards"]
+        assert report.guards_triggered >= 4, report.untriggered_guards
 
 
 TOOLS = '''

@@ -9,6 +9,7 @@ from constraints.render import (
     render_spec,
     spec_document,
 )
+from constraints.report import CompletenessReport
 
 
 def test_spec_text_has_a_block_per_tool_with_guards_effects_and_sets(tmp_path):
@@ -24,17 +25,18 @@ def test_spec_text_has_a_block_per_tool_with_guards_effects_and_sets(tmp_path):
 
 
 def _report(env, steps, wrong=0):
-    return {"env": env, "steps": steps, "exact": steps - wrong, "abstained": 0, "wrong": wrong, "exact_rate": 1.0,
-            "guards_total": 2, "guards_triggered": 1, "failures": 3, "failures_explained": 3, "crashes": 0,
-            "untriggered_guards": ["L9 if x"], "top_abstain_reasons": {"getattr": 2}}
+    return CompletenessReport(env=env, kind="sql", steps=steps, exact=steps - wrong, abstained=0, wrong=wrong,
+                              exact_rate=1.0, guards_total=2, guards_triggered=1, failures=3, failures_explained=3,
+                              crashes=0, untriggered_guards=["L9 if x"], top_abstain_reasons={"getattr": 2})
 
 
 def test_completeness_of_one_env_is_its_report_and_of_several_their_sums():
     one = _report("a", 10)
     assert completeness_summary([one]) is one
     summed = completeness_summary([one, _report("b", 5, wrong=1)])
-    assert summed["steps"] == 15 and summed["wrong"] == 1 and summed["guards_total"] == 4
-    assert set(summed) == set(COMPLETENESS_TOTALS) | {"envs"} and len(summed["envs"]) == 2
+    document = summed.model_dump(mode="json")
+    assert document["steps"] == 15 and document["wrong"] == 1 and document["guards_total"] == 4
+    assert set(document) == set(COMPLETENESS_TOTALS) | {"envs"} and len(document["envs"]) == 2
 
 
 def test_completeness_table_lists_each_env_and_its_gaps():

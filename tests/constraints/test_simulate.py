@@ -45,10 +45,10 @@ def test_never_disagrees_with_execution_without_abstaining(env_id, reference, ru
 @pytest.mark.parametrize("env_id", REFERENCE_IDS)
 def test_completeness_on_the_reference_envs(env_id, reference):
     report = completeness(reference.get(env_id))
-    assert report["wrong"] == 0, report["wrong_examples"]
-    assert report["exact"] / report["steps"] >= (0.8 if env_id in SQL_IDS else 0.6)
-    assert report["guards_triggered"] == report["guards_total"], report["untriggered_guards"]
-    assert report["failures_explained"] >= 0.95 * report["failures"]
+    assert report.wrong == 0, report.wrong_examples
+    assert report.exact / report.steps >= (0.8 if env_id in SQL_IDS else 0.6)
+    assert report.guards_triggered == report.guards_total, report.untriggered_guards
+    assert report.failures_explained >= 0.95 * report.failures
 
 
 def test_unfollowable_code_makes_it_abstain_not_guess():
@@ -91,7 +91,7 @@ def test_candidate_cache_keeps_a_nullable_parameter_apart_from_its_required_name
 
     state = {"guests": {"G001": {"id": "G001", "email": "kim@example.org"}}}
     cache = CandidateCache()
-    optional = Param("email", "str | None", "string", required=False, nullable=True)
-    required = Param("email", "str", "string", required=True, nullable=False)
+    optional = Param(name="email", annotation="str | None", json_type="string", required=False, nullable=True)
+    required = Param(name="email", annotation="str", json_type="string", required=True, nullable=False)
     assert None in cache.get(optional, state)[0]
     assert None not in cache.get(required, state)[0] and "kim@example.org" in cache.get(required, state)[1]

@@ -108,7 +108,7 @@ def _calls(bp: Blueprint, plan: Any, state: dict[str, Any], tool: str, rng: rand
     recipe = next(t for t in bp.tools if t.name == tool)
     unique = {f.name for f in bp.entity(recipe.entity).fields if f.unique}
     pools = {}
-    for p in map(Param.from_dict, plan.tools[tool].params):
+    for p in map(Param.model_validate, plan.tools[tool].params):
         pools[p.name] = list(p.enum) if p.enum else [v for v in candidates(p, state)[:10] if v not in ("", -5, -5.0)]
     out = []
     for i in range(n):

@@ -299,9 +299,10 @@ def test_report_files_and_keys(items, tmp_path):
                 "by_args", "by_band", "abstained", "errors", "violations", "repairs", "reasks", "tokens_in",
                 "tokens_out", "cost_usd", "latency_s", "prompt_tokens_per_sample", "seconds_per_sample",
                 "verified_yield", "cost_per_verified_step_usd", "worst"}
-    assert required <= report.to_dict().keys()
+    document = report.model_dump(mode="json")
+    assert required <= document.keys()
     written = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
-    assert written == json.loads(json.dumps(report.to_dict())) and list(written) == list(report.to_dict())
+    assert written == json.loads(json.dumps(document)) and list(written) == list(document)
     assert set(report.latency_s) >= {"p50", "p90", "p99", "max"}
     assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["samples"] == 10
     assert report.plots == ["cm_vs_delta.png"] and (tmp_path / "cm_vs_delta.png").stat().st_size > 1000

@@ -59,7 +59,7 @@ def test_a_new_check_is_one_decorated_function():
         assert spec.severity is Severity.MINOR and spec.about == "Every observation says please."
         assert "answers_politely" in [s.name for s in runnable()]
         result = CheckResult.of("answers_politely", spec.run(None))
-        assert not result.critical and not result.informational and result.to_dict()["detail"] == "no please"
+        assert not result.critical and not result.informational and result.model_dump(mode="json")["detail"] == "no please"
         with pytest.raises(ValueError, match="registered twice"):
             check()(answers_politely)
     finally:
@@ -81,7 +81,7 @@ def test_scoring_leaves_information_out_and_a_critical_failure_rejects():
         "every_guard_reachable"]
     critical = scored(*[CheckResult("every_guard_reachable", True)] * 3, CheckResult("deterministic", False))
     assert critical.score == 0.75 and not critical.passed and critical.critical_failures == ["deterministic"]
-    data = critical.to_dict()
+    data = critical.model_dump(mode="json")
     assert list(data) == ["env", "score", "passed", "gate", "critical_failures", "checks", "plan", "seconds"]
     assert data["seconds"] == 0.0 and data["checks"][3] == {
         "name": "deterministic", "ok": False, "critical": True, "counterexample": None, "detail": "",

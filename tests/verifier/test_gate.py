@@ -30,7 +30,7 @@ def test_reference_envs_pass_with_no_false_alarm(env_id, reference, pool):
 
 def test_each_planted_bug_is_caught_with_a_minimal_counterexample(pool):
     report = verify_env(read_env(BUGGY), pool, examples=120)
-    checks = {c["name"]: c for c in report.to_dict()["checks"]}
+    checks = {c["name"]: c for c in report.model_dump(mode="json")["checks"]}
     assert not report.passed and report.plan == "none: generic properties only"
     expected = {
         "no_crash_on_typed_input": ("shout", {"name": ""}),

@@ -57,4 +57,4 @@ def test_mutation_testing_kills_planted_bugs_without_false_alarms(reference):
     assert report.mutants == 9 and report.false_alarms == 0
     assert report.killed + report.survived == 9 and report.mutation_score >= 0.75
     assert all({"env", "operator", "line", "change"} <= s.keys() for s in report.survivors)
-    assert report.to_dict()["mutants"] == 9
+    assert report.model_dump(mode="json")["mutants"] == 9

@@ -48,7 +48,7 @@ def reports(tmp_path_factory, pool):
             exceptions=list(handle.manifest.failure_exceptions), error_prefixes=prefixes)})
         (handle.path / "env.json").write_text(json.dumps(manifest.model_dump(mode="json"), indent=1), encoding="utf-8")
         report = verify_env(catalog.get(handle.id), pool, examples=40, effort=0.2)
-        out[name] = {c["name"]: c for c in report.to_dict()["checks"]}
+        out[name] = {c["name"]: c for c in report.model_dump(mode="json")["checks"]}
     return out
 
 

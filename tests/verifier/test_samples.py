@@ -171,7 +171,7 @@ def test_report_names_what_it_could_not_fill(reference):
     result = export_samples(reference, comp, seed=1, workers=1, env_ids=["bank", "library"])
     report = result.report
     assert not report.quotas_met
-    assert report.to_dict()["buckets"]["no_change_args0"] == {"wanted": 2, "found": 0, "distinct_envs": 0,
+    assert report.model_dump(mode="json")["buckets"]["no_change_args0"] == {"wanted": 2, "found": 0, "distinct_envs": 0,
                                                               "dropped_non_reproducible": 0, "candidates": 0,
                                                               "envs_with_candidates": 0}
     assert report.buckets["simple_1"].found == 1 and {i.env_id for i in result.items} <= {"bank", "library"}

@@ -24,6 +24,7 @@ from tests.llm_server import ScriptedServer
 from verifier.audit.metrics import parse_observation
 from verifier.simaudit import PROPERTIES, Budget, PropertyAudit, load_counterexamples, run_property_audit
 from verifier.simaudit.cases import fk_closed
+from verifier.simaudit.report import PropertyAuditReport
 
 SPEC = spec_of(Catalog().get("library"))
 TABLES = set(SPEC.tables)
@@ -112,7 +113,7 @@ class WrongGuard(Planted):
         return answer
 
 
-def _audit(tmp_path: Path, simulator: Any, prop: str, **options: Any) -> dict[str, Any]:
+def _audit(tmp_path: Path, simulator: Any, prop: str, **options: Any) -> PropertyAuditReport:
     audit = PropertyAudit(env_ids=["library"], properties=[prop], examples=options.pop("examples", 25), **options)
     return run_property_audit(Catalog(), simulator, tmp_path / "audit", audit)
 
@@ -141,7 +142,7 @@ def _counterexample(tmp_path: Path, prop: str) -> dict[str, Any]:
 def test_each_planted_bug_is_found_and_shrunk(tmp_path: Path, planted: type[Planted], prop: str,
                                               max_records: int) -> None:
     report = _audit(tmp_path, planted(), prop)
-    assert report["properties"][prop]["violations"] >= 1
+    assert report.properties[prop].violations >= 1
     example = _counterexample(tmp_path, prop)
     assert example["shrunk"] is True
     assert example["prefix"] == []  # no call before the audited one is needed
@@ -152,19 +153,19 @@ def test_each_planted_bug_is_found_and_shrunk(tmp_path: Path, planted: type[Plan
 def test_a_correct_simulator_breaks_nothing_and_abstains_nowhere(tmp_path: Path) -> None:
     audit = PropertyAudit(env_ids=["library", "store"], examples=8)
     report = run_property_audit(Catalog(), SpecSimulator(), tmp_path / "audit", audit)
-    assert {name: row["violations"] for name, row in report["properties"].items()} == dict.fromkeys(PROPERTIES, 0)
-    assert report["properties"]["feedback_match"]["tried"] >= 8
-    assert report["counterexamples"] == [] and report["calls"] > 0
+    assert {name: row.violations for name, row in report.properties.items()} == dict.fromkeys(PROPERTIES, 0)
+    assert report.properties["feedback_match"].tried >= 8
+    assert report.counterexamples == [] and report.calls > 0
     assert (tmp_path / "audit" / "report.md").read_text(encoding="utf-8").startswith("# Property-based audit: spec")
 
 
 def test_the_budget_stops_the_search_and_a_rerun_pays_nothing_again(tmp_path: Path) -> None:
     first = _audit(tmp_path, SpecSimulator(), "deterministic", budget=Budget(calls=6))
-    assert first["calls"] == 6 and first["budget"]["exhausted"] is True
-    assert first["asked_this_run"] == 6
+    assert first.calls == 6 and first.budget.exhausted is True
+    assert first.asked_this_run == 6
     again = _audit(tmp_path, SpecSimulator(), "deterministic", budget=Budget(calls=6))
-    assert again["asked_this_run"] == 0 and again["calls"] == 6
-    assert again["properties"] == first["properties"]
+    assert again.asked_this_run == 0 and again.calls == 6
+    assert again.properties == first.properties
 
 
 class FlakyOnLargeStates(Flaky):
@@ -174,9 +175,9 @@ class FlakyOnLargeStates(Flaky):
 
 def test_shrinking_stops_at_the_budget_and_says_so(tmp_path: Path) -> None:
     report = _audit(tmp_path, FlakyOnLargeStates(), "deterministic", budget=Budget(calls=12))
-    (example,) = report["counterexamples"]
-    assert example["shrunk"] is False and report["budget"]["exhausted"] is True
-    assert example["records"] >= 5 and report["calls"] == 12
+    (example,) = report.counterexamples
+    assert example["shrunk"] is False and report.budget.exhausted is True
+    assert example["records"] >= 5 and report.calls == 12
     assert "shrink stopped at the budget" in (tmp_path / "audit" / "report.md").read_text(encoding="utf-8") or \
         "may not be minimal" in (tmp_path / "audit" / "report.md").read_text(encoding="utf-8")
 
@@ -212,9 +213,9 @@ def test_llm_sim_through_a_scripted_server_is_audited_with_a_cache(tmp_path: Pat
         simulator = LLMSim("gpt-4o-mini", "plain", client=server.client("gpt-4o-mini"))
         report = _audit(tmp_path, simulator, "deterministic", budget=Budget(calls=40))
         asked = len(server.chat_requests)
-    assert report["calls"] == asked <= 40  # every question paid once: replays and shrinking hit the cache
-    assert report["tokens_in"] == 10 * asked
-    example = report["counterexamples"][0]
+    assert report.calls == asked <= 40  # every question paid once: replays and shrinking hit the cache
+    assert report.tokens_in == 10 * asked
+    example = report.counterexamples[0]
     assert example["property"] == "deterministic" and example["prefix"] == []
     assert _table_records(_counterexample(tmp_path, "deterministic")["state"]) == 0
 

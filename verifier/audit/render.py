@@ -182,7 +182,7 @@ def write_report(report: AuditReport, out_dir: Path | str, *, plots: bool = True
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     report.plots = _plot(report, folder) if plots else []
-    write_json(folder / "report.json", report.to_dict())
+    write_json(folder / "report.json", report.model_dump(mode="json"))
     (folder / "report.md").write_text(render_markdown(report), encoding="utf-8")
     return report
 

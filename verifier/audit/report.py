@@ -1,24 +1,25 @@
 """The audit report: scored records aggregated per stratum, with cost, latency and the worst cases.
 
 The report is typed (`AuditReport`, `GroupStats`) so the runner, the renderers and the CLI read
-fields, not string keys; `to_dict()` gives the JSON written to `report.json` (field order is the
-file's key order). Strata come from `catalog.bench.strata` (the same rungs `bench export` fills). The
+fields, not string keys; `model_dump(mode="json")` gives the JSON written to `report.json` (field
+order is the file's key order). Strata come from `catalog.bench.strata` (the same rungs `bench export` fills). The
 EnvSimBench paper's published figures ride along, labelled as theirs: their numbers come from
 their samples and their one-sided CM, so they orient, they do not compare like for like.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import Field
+
 from catalog.bench.strata import GROUPS, RUNG_NAMES, rung_of_strata
+from catalog.jsonmodel import JsonModel
 from catalog.state.delta import DeltaOp
 from catalog.state.jsonable import canonical_json
 from catalog.usage import Usage
@@ -54,8 +55,7 @@ ENVSIMBENCH_PUBLISHED: dict[str, Any] = {
     },
 }
 
-@dataclass
-class GroupStats:
+class GroupStats(JsonModel):
     """FM/CM rates (fractions 0..1, None without samples) and counts of one stratum or split."""
 
     samples: int
@@ -68,8 +68,7 @@ class GroupStats:
     errors: int
 
 
-@dataclass
-class AuditReport:
+class AuditReport(JsonModel):
     """What `report.json` holds: overall, per stratum, cost and latency, the paper beside us, worst cases."""
 
     model: str
@@ -118,11 +117,7 @@ class AuditReport:
     paper_view: dict[str, list[Any]]
     worst: list[dict[str, Any]]
     published: dict[str, Any]
-    plots: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form (`report.json`, `audit-sim --json`)."""
-        return dataclasses.asdict(self)
+    plots: list[str] = Field(default_factory=list)
 
 
 # --- aggregation --------------------------------------------------------------------------------

@@ -19,6 +19,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from catalog.jsonmodel import JsonModel
+
 __all__ = ["CHECKS", "CheckResult", "CheckSpec", "Severity", "Verdict", "check", "declare", "describe", "runnable"]
 
 
@@ -89,42 +93,47 @@ def runnable() -> Iterator[CheckSpec]:
     return (spec for spec in CHECKS.values() if spec.run is not None)
 
 
-@dataclass(frozen=True)
-class CheckResult:
+class CheckResult(JsonModel):
     """One check's verdict on one env; `counterexample` is the minimal failing input, if any.
 
-    The severity is the registered one, so a result cannot carry a name the registry lacks.
+    The severity is the registered one, so a result cannot carry a name the registry lacks;
+    `critical` and `informational` are read from the registry too (whatever a JSON form says),
+    and sit where the JSON form has always had them. Built as `CheckResult(name, ok,
+    counterexample, detail)`; `model_dump(mode="json")` is its entry in a report.
     """
+
+    model_config = ConfigDict(frozen=True)
 
     name: str
     ok: bool
+    critical: bool = False
     counterexample: dict[str, Any] | None = None
     detail: str = ""
+    informational: bool = False
 
-    def __post_init__(self) -> None:
-        if self.name not in CHECKS:
-            raise KeyError(f"unregistered check {self.name!r}: register it with verifier.gate.checks.check or declare")
+    def __init__(self, name: str, ok: bool, counterexample: dict[str, Any] | None = None, detail: str = "",
+                 **registered: Any) -> None:
+        BaseModel.__init__(self, name=name, ok=ok, counterexample=counterexample, detail=detail, **registered)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _registered(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            name = data.get("name")
+            if name not in CHECKS:
+                raise KeyError(f"unregistered check {name!r}: register it with verifier.gate.checks.check or declare")
+            severity = CHECKS[name].severity
+            data = {**data, "critical": severity is Severity.CRITICAL,
+                    "informational": severity is Severity.INFORMATIONAL}
+        return data
 
     @property
     def severity(self) -> Severity:
         return CHECKS[self.name].severity
 
-    @property
-    def critical(self) -> bool:
-        return self.severity is Severity.CRITICAL
-
-    @property
-    def informational(self) -> bool:
-        """Information, not a verdict: left out of the score."""
-        return self.severity is Severity.INFORMATIONAL
-
     @classmethod
     def of(cls, name: str, verdict: Verdict) -> CheckResult:
         return cls(name, verdict.ok, verdict.counterexample, verdict.detail)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "ok": self.ok, "critical": self.critical, "counterexample": self.counterexample,
-                "detail": self.detail, "informational": self.informational}
 
 
 def describe(width: int = 100) -> str:

@@ -21,7 +21,7 @@ from constraints.spec import ConstraintSpec
 
 def plan_from_spec(spec: ConstraintSpec, env_id: str, source: str) -> Plan:
     """Capture a plan from the spec of reviewed code (how the reference envs got theirs)."""
-    entities = {name: PlanEntity(key=table["pk"], fields={c: info["kind"] for c, info in table["columns"].items()})
+    entities = {name: PlanEntity(key=table.pk, fields={c: info.kind for c, info in table.columns.items()})
                 for name, table in spec.tables.items()}
     rules: dict[str, PlanRule] = {}
     tools: dict[str, PlanTool] = {}
@@ -34,7 +34,7 @@ def plan_from_spec(spec: ConstraintSpec, env_id: str, source: str) -> Plan:
                                       when_source=guard.condition.source, message=guard.message.template)
             ids.append(rule_id)
         effects = [PlanEffect(op=e.op, path=e.path, value=e.value.source if e.value else None) for e in tool.effects]
-        tools[name] = PlanTool(kind=tool.kind, params=[p.to_dict() for p in tool.params], preconditions=ids,
+        tools[name] = PlanTool(kind=tool.kind, params=[p.model_dump(mode="json") for p in tool.params], preconditions=ids,
                                effects=effects)
     return Plan(env_id=env_id, kind=spec.kind, entities=entities, rules=rules, tools=tools, program=spec.program(),
                 source=source)
@@ -94,7 +94,7 @@ class PlanSimulator(SpecSimulator):
     name = "plan"
 
     def __init__(self, plan: Plan) -> None:
-        super().__init__(ConstraintSpec.from_dict(plan.program))
+        super().__init__(ConstraintSpec.model_validate(plan.program))
 
 
 def disagreement(prediction: Any, call: Any) -> str | None:

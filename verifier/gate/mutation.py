@@ -16,12 +16,14 @@ import random
 import shutil
 import tempfile
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
 import libcst as cst
+from pydantic import ConfigDict
 
+from catalog.jsonmodel import JsonModel
 from catalog.store import EnvHandle, read_env
 from sandbox.pool import SandboxPool
 from verifier.gate.run import verify_env
@@ -284,9 +286,13 @@ def select_mutants(handles: list[EnvHandle], count: int, seed: int = 0) -> list[
     return chosen
 
 
-@dataclass(frozen=True)
-class MutationReport:
-    """The gate's mutation score on planted bugs, its false alarms on the clean envs, and the survivors."""
+class MutationReport(JsonModel):
+    """The gate's mutation score on planted bugs, its false alarms on the clean envs, and the survivors.
+
+    `model_dump(mode="json")` is what `verify mutants --json` prints.
+    """
+
+    model_config = ConfigDict(frozen=True)
 
     mutants: int
     killed: int
@@ -297,9 +303,6 @@ class MutationReport:
     by_operator: dict[str, dict[str, int]]  # operator -> {"mutants": n, "killed": k}
     first_failed_check: dict[str, int]  # the check that killed each killed mutant first, by count
     survivors: list[dict[str, Any]]  # env, operator, line, change
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def mutation_test(handles: list[EnvHandle], count: int, pool: SandboxPool, *, seed: int = 0,

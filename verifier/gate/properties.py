@@ -20,7 +20,6 @@ name, in the order the gate runs them; `PropertySuite.results` runs the register
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -30,10 +29,10 @@ from hypothesis.errors import NoSuchExample
 
 from catalog.models import Action
 from catalog.plan import Plan
-from catalog.state.codec import plain_path
 from catalog.store import EnvHandle
 from constraints.completeness import CandidateCache, CompletenessRun
-from constraints.spec import ConstraintSpec, Param, ToolSpec
+from constraints.report import CompletenessReport
+from constraints.spec import ConstraintSpec, Param
 from sandbox.calls import SandboxExecutor
 from sandbox.pool import Job, JobResult, SandboxPool
 from verifier.gate.checks import CHECKS, CheckResult, Severity, Verdict, check, runnable
@@ -47,51 +46,25 @@ Sequence = tuple[str, list[Action]]
 Violation = Callable[[Sequence], str | None]  # why a call sequence breaks a property, or None
 
 
-def _pattern(path: list[str]) -> list[re.Pattern[str]]:
-    return [re.compile("".join(".*" if part.startswith("<") else re.escape(part)
-                               for part in re.split(r"(<[^>]*>)", key) if part) + r"\Z", re.DOTALL) for key in path]
-
-
-def write_patterns(tool: ToolSpec) -> list[list[re.Pattern[str]]] | None:
-    """The tool's write set as path patterns (`<id>` parts match any key); None if it is not fully known."""
-    if any(effect.unfollowed for effect in tool.effects):
-        return None
-    return [_pattern(effect.path) for effect in tool.effects]
-
-
-def in_write_set(patterns: list[list[re.Pattern[str]]], path: list[str]) -> bool:
-    """Whether `path` (or its plain form, for encoded class state) falls under one of the patterns."""
-    def matches(keys: list[str]) -> bool:
-        return any(all(pattern[i].match(keys[i]) for i in range(min(len(pattern), len(keys))))
-                   for pattern in patterns)
-    return matches(list(path)) or matches(list(plain_path(path)))
-
-
-def write_allowed(tool: ToolSpec, path: list[str]) -> bool | None:
-    """Whether a write to `path` is inside the tool's write set; None if the set is not known."""
-    patterns = write_patterns(tool)
-    return None if patterns is None else in_write_set(patterns, path)
-
-
 def schema_problem(spec: ConstraintSpec, state: dict[str, Any] | None) -> str | None:
     """The first schema constraint (non-null, unique, foreign key) a SQL state breaks, or None."""
     if not state or spec.kind != "sql":
         return None
     for table, schema in spec.tables.items():
         rows = state.get(table, {})
-        for name, column in schema["columns"].items():
+        for name, column in schema.columns.items():
             values = [r.get(name) for r in rows.values()]
-            if not column["optional"] and not column["primary_key"] and any(v is None for v in values):
+            if not column.optional and not column.primary_key and any(v is None for v in values):
                 return f"NULL in non-null column {table}.{name}"
             present = [v for v in values if v is not None]
-            if column.get("unique") and len(present) != len({repr(v) for v in present}):
+            if column.unique and len(present) != len({repr(v) for v in present}):
                 return f"duplicate values in unique column {table}.{name}"
-            if column.get("foreign_key"):
-                target = column["foreign_key"].split(".")[0]
+            if column.foreign_key:
+                target = column.foreign_key.split(".")[0]
                 keys = set(state.get(target, {}))
                 dangling = [v for v in present if str(v) not in keys]
                 if dangling:
-                    return f"{table}.{name} points to missing {column['foreign_key']} {dangling[0]!r}"
+                    return f"{table}.{name} points to missing {column.foreign_key} {dangling[0]!r}"
     return None
 
 
@@ -108,13 +81,12 @@ class PropertySuite:
         """
         self.handle, self.spec, self.pool, self.plan = handle, spec, pool, plan
         self.examples, self.seed, self.effort = examples, seed, effort
-        self._guards_seen: dict[str, Any] | None = None
+        self._guards_seen: CompletenessReport | None = None
         self.states = {name: handle.state(name) for name in handle.state_names()}
         self.executor = SandboxExecutor(handle, pool)
         self.candidates = CandidateCache()
         self._cache: dict[str, JobResult] = {}
         self._sequences: dict[str, Sequence] = {}
-        self._write_patterns = {name: write_patterns(tool) for name, tool in spec.tools.items()}
         self._forms = {tool: {p.name: param_form(p) for p in spec.tools[tool].params} for tool in spec.tools}
         self._actions: dict[str, st.SearchStrategy[Sequence]] = {}  # per state name: built once, drawn by every search
         self._sequence_strategy: st.SearchStrategy[Sequence] | None = None
@@ -229,8 +201,9 @@ class PropertySuite:
 
     # --- helpers of the properties ----------------------------------------------------------
     def _allowed(self, tool: str, path: list[str]) -> bool:
-        patterns = self._write_patterns.get(tool)
-        return True if patterns is None else in_write_set(patterns, path)
+        """Inside the tool's write set, or not known to be outside it (an effect was not followed)."""
+        entry = self.spec.tools.get(tool)
+        return entry is None or entry.allows_write(path) is not False
 
     def _readers(self) -> set[str]:
         """Tools that should not change state: declared or inferred reads, and tools named like reads."""
@@ -312,11 +285,11 @@ class PropertySuite:
                               simulator=simulator)
         report = run.run()
         self._guards_seen = report  # the same calls tell which guards fired
-        if report["wrong"]:
-            example = report["wrong_examples"][0]
-            return Verdict(False, example, f"{report['wrong']} of {report['steps']} generated calls disagree with the plan")
-        return Verdict(True, detail=f"{report['exact']} of {report['steps']} calls predicted exactly, "
-                                    f"{report['abstained']} abstained")
+        if report.wrong:
+            example = report.wrong_examples[0]
+            return Verdict(False, example, f"{report.wrong} of {report.steps} generated calls disagree with the plan")
+        return Verdict(True, detail=f"{report.exact} of {report.steps} calls predicted exactly, "
+                                    f"{report.abstained} abstained")
 
     @check(Severity.CRITICAL)
     def initial_states_load(self) -> Verdict:
@@ -436,9 +409,9 @@ class PropertySuite:
                                   states=self.states,
                                   search_budget=int(self.GUARD_BUDGET * self.effort), executor=self.executor)
             report = run.run()
-        ok = report["guards_triggered"] == report["guards_total"]
-        return Verdict(ok, None if ok else {"untriggered": report["untriggered_guards"]},
-                       f"{report['guards_triggered']}/{report['guards_total']} guards triggered")
+        ok = report.guards_triggered == report.guards_total
+        return Verdict(ok, None if ok else {"untriggered": report.untriggered_guards},
+                       f"{report.guards_triggered}/{report.guards_total} guards triggered")
 
     @check(Severity.CRITICAL)
     def tasks_unsolved_then_solved(self) -> Verdict:

@@ -4,7 +4,8 @@ Every scored check weighs the same: each is a distinct way an environment can be
 (crashes, leaky failures, writes outside the write set, nondeterminism, broken schema,
 unreachable guards, unsolvable or pre-solved tasks), and none subsumes another. An env passes
 with a score at or above the threshold and no critical check failing; informational checks are
-reported and never scored. `to_dict` is the JSON `verify --json` prints and synthesis stores.
+reported and never scored. `model_dump(mode="json")` is the JSON `verify --json` prints and
+synthesis stores.
 
 This module imports nothing heavy: the CLI renders with it.
 """
@@ -12,9 +13,10 @@ This module imports nothing heavy: the CLI renders with it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
+from pydantic import ConfigDict
+
+from catalog.jsonmodel import JsonModel
 from catalog.state.jsonable import canonical_json
 from verifier.gate.checks import CheckResult
 from verifier.gate.settings import GATE
@@ -22,9 +24,10 @@ from verifier.gate.settings import GATE
 __all__ = ["GateReport", "broken_env_report", "render_gate_report"]
 
 
-@dataclass(frozen=True)
-class GateReport:
+class GateReport(JsonModel):
     """One env's checks, score and verdict against the threshold `gate`."""
+
+    model_config = ConfigDict(frozen=True)
 
     env: str
     score: float
@@ -42,18 +45,13 @@ class GateReport:
         scored = [c for c in checks if not c.informational]
         score = round(sum(c.ok for c in scored) / len(scored), 4)
         critical_failures = [c.name for c in checks if not c.ok and c.critical]
-        return cls(env_id, score, score >= gate and not critical_failures, gate, critical_failures, list(checks),
-                   plan, round(seconds, 1))
+        return cls(env=env_id, score=score, passed=score >= gate and not critical_failures, gate=gate,
+                   critical_failures=critical_failures, checks=list(checks), plan=plan, seconds=round(seconds, 1))
 
     @property
     def failing(self) -> list[str]:
         """Names of the checks that failed, critical or not, in run order."""
         return [c.name for c in self.checks if not c.ok]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"env": self.env, "score": self.score, "passed": self.passed, "gate": self.gate,
-                "critical_failures": list(self.critical_failures), "checks": [c.to_dict() for c in self.checks],
-                "plan": self.plan, "seconds": self.seconds}
 
 
 def broken_env_report(env_id: str, reason: str, gate: float = GATE) -> GateReport:

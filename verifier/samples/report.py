@@ -1,20 +1,19 @@
 """What `bench export` reports: per bucket wanted/found/envs/candidates/dropped, search and sandbox totals.
 
-Typed so the exporter, the CLI and tests read fields, not string keys; `to_dict()` is the JSON
-`bench export --json` prints. The renderers sit here, beside the types they render.
+Typed so the exporter, the CLI and tests read fields, not string keys; `model_dump(mode="json")`
+is the JSON `bench export --json` prints. The renderers sit here, beside the types they render.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
-from typing import Any
+from pydantic import Field
+
+from catalog.jsonmodel import JsonModel
 
 __all__ = ["BucketReport", "ExportReport", "FailuresReport", "render_export_report", "render_written"]
 
 
-@dataclass
-class BucketReport:
+class BucketReport(JsonModel):
     """One bucket of an export: how many samples it wanted and found, from how many envs and candidates."""
 
     wanted: int
@@ -25,8 +24,7 @@ class BucketReport:
     envs_with_candidates: int
 
 
-@dataclass
-class ExportReport:
+class ExportReport(JsonModel):
     """How an export filled its composition (`export_samples`); `written` is filled by whoever writes the items."""
 
     composition: str
@@ -50,25 +48,16 @@ class ExportReport:
     seconds: float
     specs_seconds: float
     search_seconds: float
-    written: dict[str, int] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form (`bench export --json`)."""
-        return dataclasses.asdict(self)
+    written: dict[str, int] = Field(default_factory=dict)
 
 
-@dataclass
-class FailuresReport:
+class FailuresReport(JsonModel):
     """`bench export --from-audit DIR --failures`: how many wrong answers of that audit were exported."""
 
     from_audit: str
     failures: int
-    quotas_met: bool = True  # no quotas: the exit status is 0
-    written: dict[str, int] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form (`bench export --from-audit DIR --failures --json`)."""
-        return {"from_audit": self.from_audit, "failures": self.failures, "written": self.written}
+    quotas_met: bool = Field(default=True, exclude=True)  # no quotas: the exit status is 0 (not in the JSON form)
+    written: dict[str, int] = Field(default_factory=dict)
 
 
 def render_export_report(report: ExportReport) -> str:

@@ -195,9 +195,9 @@ class CaseSource:
 def fk_closed(spec: ConstraintSpec, tables: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Remove, until none is left, rows whose non-null foreign key names a row that is not there.
 
-    >>> spec = ConstraintSpec(kind="sql", entry="E", tables={
-    ...     "members": {"columns": {"id": {"foreign_key": None}}},
-    ...     "loans": {"columns": {"member_id": {"foreign_key": "members.id"}}}})
+    >>> spec = ConstraintSpec.model_validate({"kind": "sql", "entry": "E", "tables": {
+    ...     "members": {"name": "members", "columns": {"id": {"foreign_key": None}}},
+    ...     "loans": {"name": "loans", "columns": {"member_id": {"foreign_key": "members.id"}}}}})
     >>> fk_closed(spec, {"members": {}, "loans": {"L1": {"member_id": "M1"}, "L2": {"member_id": None}}})
     {'members': {}, 'loans': {'L2': {'member_id': None}}}
     """
@@ -208,8 +208,8 @@ def fk_closed(spec: ConstraintSpec, tables: dict[str, dict[str, Any]]) -> dict[s
         for table, schema in spec.tables.items():
             if table not in rows:
                 continue
-            for column, info in schema.get("columns", {}).items():
-                target = (info.get("foreign_key") or "").split(".")[0]
+            for column, info in schema.columns.items():
+                target = (info.foreign_key or "").split(".")[0]
                 if not target or target not in rows:
                     continue
                 for key, record in list(rows[table].items()):

@@ -29,7 +29,6 @@ from constraints.extract import template_regex
 from constraints.spec import ConstraintSpec, ToolSpec
 from verifier.audit.metrics import DeltaFormatError, feedback_match, parse_delta, parse_observation, strict_config_match
 from verifier.gate import properties
-from verifier.gate.properties import write_allowed
 from verifier.simaudit.cases import Case
 
 __all__ = ["PROPERTIES", "Judged", "SimProperty", "Verdict", "simulator_property"]
@@ -187,9 +186,9 @@ def read_changes_nothing(j: Judged) -> Verdict:
 @simulator_property("writes_in_write_set", "every predicted write is inside the tool's write set", judge="spec")
 def writes_in_write_set(j: Judged) -> Verdict:
     ops = j.predicted_ops()
-    if not ops or write_allowed(j.tool, []) is None:
+    if not ops or not j.tool.writes_known:
         return NOT_APPLICABLE
-    outside = [op.path for op in ops if not write_allowed(j.tool, list(op.path))]
+    outside = [op.path for op in ops if not j.tool.allows_write(op.path)]
     if not outside:
         return HOLDS
     return violated(f"{j.tool.name} predicted to write {list(outside[0])}, outside its write set {j.tool.write_set}")
@@ -232,9 +231,9 @@ def schema_problem(spec: ConstraintSpec, state: dict[str, Any], changed: list[De
         record = state.get(table, {}).get(op.path[1])
         if not isinstance(record, dict):
             continue
-        for name, column in spec.tables[table]["columns"].items():
-            problem = _value_problem(column.get("kind", "any"), bool(column.get("optional")), record.get(name))
-            if problem and not (problem == "NULL" and column.get("primary_key")):
+        for name, column in spec.tables[table].columns.items():
+            problem = _value_problem(column.kind, column.optional, record.get(name))
+            if problem and not (problem == "NULL" and column.primary_key):
                 return f"{table}.{name} of {op.path[1]!r}: {problem}"
     return properties.schema_problem(spec, state)
 
@@ -337,8 +336,9 @@ def with_copy(spec: ConstraintSpec, state: dict[str, Any], collection: str, key:
     record = dict(state[collection][key])
     for field in _key_fields(record, key):
         record[field] = new
-    for name, column in spec.tables.get(collection, {}).get("columns", {}).items():
-        if column.get("unique") and record.get(name) is not None:
+    table = spec.tables.get(collection)
+    for name, column in (table.columns if table is not None else {}).items():
+        if column.unique and record.get(name) is not None:
             if not isinstance(record[name], str):
                 return None
             record[name] = f"copy.{record[name]}"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from catalog.bench.items import Simulator
 from catalog.store import Catalog
@@ -27,7 +26,7 @@ from verifier.audit.run import AuditError
 from verifier.simaudit.answers import AnswerBook
 from verifier.simaudit.cases import CaseSource
 from verifier.simaudit.checks import PROPERTIES
-from verifier.simaudit.report import build_report, write_report
+from verifier.simaudit.report import PropertyAuditReport, build_report, write_report
 from verifier.simaudit.search import EnvSearch
 from verifier.simaudit.settings import COUNTEREXAMPLES_FILE, META_FILE, PropertyAudit, examples_for
 
@@ -50,7 +49,7 @@ def _claim(out: Path, simulator: Simulator) -> None:
 
 
 def run_property_audit(catalog: Catalog, simulator: Simulator, out: Path, audit: PropertyAudit, *,
-                       progress: ProgressFn | None = None, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+                       progress: ProgressFn | None = None, timeout: float = DEFAULT_TIMEOUT) -> PropertyAuditReport:
     """Search every env for minimal inputs breaking each simulator property; write and return the report.
 
     Raises CatalogError for an unknown env id and AuditError for a folder of another simulator;
