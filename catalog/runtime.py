@@ -45,6 +45,7 @@ from catalog.errors import EnvforgeError
 from catalog.state.jsonable import canonical_json, to_jsonable
 from catalog.models import Action, Convention, FailureConvention, Outcome, StepResult, ToolDescriptor
 from catalog.tools.schema import describe_tool
+from catalog.state.delta import Delta
 
 __all__ = ["Runtime", "SqlRuntime", "ClassRuntime", "StateTemplate", "StateError", "EnvLoadError", "load_module",
            "find_entry", "runtime_for", "outcome_of", "local_module_names", "database_engine"]
@@ -561,7 +562,7 @@ class ClassRuntime:
             result.info["state_unencodable"] = True
         result.delta, hidden = _tracking.state_delta(before, self._encoded)
         if hidden:
-            result.info["hidden_delta"] = [op.to_dict() for op in hidden]
+            result.info["hidden_delta"] = Delta.dump_python(hidden, mode="json")
         if ill_typed:
             result.info["ill_typed"] = ill_typed
         if snapshot:

@@ -47,6 +47,7 @@ from catalog.names import is_name
 from catalog.runtime import ClassRuntime, SqlRuntime, StateTemplate
 from catalog.store import Catalog, CatalogError, EnvHandle
 from catalog.tasks import CheckError, Task
+from catalog.state.delta import Delta
 from serving._code import loaded
 from sandbox.session import SandboxRuntime
 
@@ -151,7 +152,7 @@ class ToolEnv:
             raise EpisodeOver(f"the episode is over ({self._over}): call reset()")
         result = self._execute(tool_call)
         self.steps += 1
-        info: dict[str, Any] = {"outcome": result.outcome.value, "delta": [op.to_dict() for op in result.delta],
+        info: dict[str, Any] = {"outcome": result.outcome.value, "delta": Delta.dump_python(result.delta, mode="json"),
                                 "step": self.steps,
                                 "diagnostics": {k: v for k, v in result.info.items() if k != "traceback"}}
         reward, terminated = 0.0, False

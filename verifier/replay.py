@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.calls import Call, as_call
-from catalog.state.delta import DeltaOp
+from catalog.state.delta import Delta, DeltaOp
 from catalog.errors import EnvforgeError
 from catalog.state.jsonable import canonical_json, pretty_json
 from catalog.models import Outcome, StepResult
@@ -52,7 +52,7 @@ class ReplayStep:
         data: dict[str, Any] = {
             "index": self.index, "name": self.call.name, "arguments": self.call.shown_arguments(),
             "outcome": self.result.outcome.value, "observation": self.result.observation,
-            "delta": [op.to_dict() for op in self.result.delta], "info": dict(self.result.info)}
+            "delta": Delta.dump_python(self.result.delta, mode="json"), "info": dict(self.result.info)}
         if self.result.state is not None:
             data["state"] = self.result.state
         return data
@@ -161,7 +161,7 @@ def _render_info(info: dict[str, Any]) -> list[str]:
             continue
         if key == "hidden_delta" and isinstance(value, list):
             lines.append(f"  hidden delta ({len(value)} ops):")
-            lines += ["  " + format_op(DeltaOp.from_dict(raw)) if isinstance(raw, dict) else f"    {raw}"
+            lines += ["  " + format_op(DeltaOp.model_validate(raw)) if isinstance(raw, dict) else f"    {raw}"
                       for raw in value]
         else:
             lines.append(f"  {key.replace('_', ' ')}: {value if isinstance(value, str) else canonical_json(value)}")

@@ -15,6 +15,7 @@ from typing import Any
 
 from catalog.state.jsonable import json_equal
 from catalog.plan import Plan, PlanEffect, PlanEntity, PlanRule, PlanTool
+from catalog.state.delta import Delta
 from constraints.simulate import SpecSimulator
 from constraints.spec import ConstraintSpec
 
@@ -103,7 +104,7 @@ def disagreement(prediction: Any, call: Any) -> str | None:
         return None
     if not json_equal(prediction.observation, call.observation):
         return f"observation: plan says {prediction.observation!r}, code returned {call.observation!r}"
-    delta = [op.to_dict() for op in prediction.delta]
+    delta = Delta.dump_python(prediction.delta, mode="json")
     if not json_equal(delta, call.delta):
         return f"delta: plan says {delta}, code did {call.delta}"
     return None

@@ -35,7 +35,7 @@ from catalog.store import EnvHandle
 from constraints.completeness import CandidateCache, CompletenessRun
 from constraints.spec import ConstraintSpec, Param, ToolSpec
 from verifier.gate.checks import CHECKS, CheckResult, Severity, Verdict, check, runnable
-from sandbox.calls import SandboxExecutor
+from sandbox.calls import SandboxCallRunner
 from verifier.gate.findings import READ_PREFIXES, determinism_cause, first_difference, looks_like_error
 from verifier.gate.settings import VERIFY
 from verifier.gate.intent import PlanSimulator, disagreement, static_mismatches
@@ -110,7 +110,7 @@ class PropertySuite:
         self.examples, self.seed, self.effort = examples, seed, effort
         self._guards_seen: dict[str, Any] | None = None
         self.states = {name: handle.state(name) for name in handle.state_names()}
-        self.executor = SandboxExecutor(handle, pool)
+        self.runner = SandboxCallRunner(handle, pool)
         self.candidates = CandidateCache()
         self._cache: dict[str, JobResult] = {}
         self._sequences: dict[str, Sequence] = {}
@@ -166,7 +166,7 @@ class PropertySuite:
         state_name, actions = sequence
         key = repr((state_name, [a.model_dump() for a in actions]))
         if key not in self._cache:
-            self._cache[key] = self.executor.job(state_name, actions)
+            self._cache[key] = self.runner.job(state_name, actions)
             self._sequences[key] = sequence
         return self._cache[key]
 
@@ -308,7 +308,7 @@ class PropertySuite:
             return found
         run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(), spec=self.spec,
                               states=self.states,
-                              search_budget=int(self.GUARD_BUDGET * self.effort), executor=self.executor,
+                              search_budget=int(self.GUARD_BUDGET * self.effort), runner=self.runner,
                               simulator=simulator)
         report = run.run()
         self._guards_seen = report  # the same calls tell which guards fired
@@ -383,7 +383,7 @@ class PropertySuite:
         """The same calls on the same state, in two fresh runtimes, give the same results; else name the cause."""
         def violated(seq: Sequence) -> str | None:
             first = self.run(seq)
-            second = self.executor.job(seq[0], seq[1])
+            second = self.runner.job(seq[0], seq[1])
             one = [(c.observation, c.delta, c.outcome, c.state) for c in first.calls]
             two = [(c.observation, c.delta, c.outcome, c.state) for c in second.calls]
             if one == two and first.event == second.event:
@@ -434,7 +434,7 @@ class PropertySuite:
         if report is None:
             run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(), spec=self.spec,
                                   states=self.states,
-                                  search_budget=int(self.GUARD_BUDGET * self.effort), executor=self.executor)
+                                  search_budget=int(self.GUARD_BUDGET * self.effort), runner=self.runner)
             report = run.run()
         ok = report["guards_triggered"] == report["guards_total"]
         return Verdict(ok, None if ok else {"untriggered": report["untriggered_guards"]},
@@ -536,7 +536,7 @@ class PropertySuite:
                 action = self._mistyped(tool, state)
                 if action is None:
                     continue
-                call = self.executor.job(state_name, [action]).calls
+                call = self.runner.job(state_name, [action]).calls
                 if call and call[0].info.get("ill_typed") and call[0].outcome in ("success", "failure"):
                     accepted.append({"state": state_name, "action": action.model_dump(),
                                      "outcome": call[0].outcome, "ill_typed": call[0].info["ill_typed"]})

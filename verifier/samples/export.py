@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.bench.items import BenchItem, item_id
-from catalog.state.delta import DeltaConflict, DeltaOp, apply_delta, diff
+from catalog.state.delta import apply_delta, Delta, DeltaConflict, diff
 from catalog.state.jsonable import canonical_json, json_equal
 from catalog.models import Action, Outcome, StepResult
 from catalog.store import Catalog, CatalogError, EnvHandle
@@ -254,7 +254,7 @@ class _EnvSearch:
                                                           call.delta, call.outcome))
             if call.delta:
                 try:
-                    state = apply_delta(state, [DeltaOp.from_dict(op) for op in call.delta])
+                    state = apply_delta(state, Delta.validate_python(call.delta))
                 except (DeltaConflict, ValueError):
                     return
                 writes = [*writes, action]
@@ -537,7 +537,7 @@ class _Exporter:
 
     def check(self, c: _Candidate, reruns: list[JobResult], handle: EnvHandle) -> tuple[bool, str, BenchItem | None]:
         try:
-            expected = apply_delta(c.state, [DeltaOp.from_dict(op) for op in c.delta])
+            expected = apply_delta(c.state, Delta.validate_python(c.delta))
         except (DeltaConflict, ValueError) as exc:
             return False, f"delta does not apply to its state: {exc}", None
         for run in reruns:
@@ -555,7 +555,7 @@ class _Exporter:
             if not json_equal(call.delta, c.delta):
                 return False, "delta differs on re-execution", None
         ops = diff(c.state, expected)
-        if not json_equal([op.to_dict() for op in ops], c.delta):
+        if not json_equal(Delta.dump_python(ops, mode="json"), c.delta):
             return False, "tracked delta disagrees with the state diff", None
         state = json.loads(canonical_json(c.state))
         action = Action.model_validate(c.action)
