@@ -358,11 +358,11 @@ class SqlRuntime:
             delta = self._tracker.collect()
             self._forget(self._tracker.touched)
             session.commit()
-            result = StepResult(observation, delta, outcome_of(observation))
+            result = StepResult(observation=observation, delta=delta, outcome=outcome_of(observation))
         except ToolError as exc:
             session.rollback()
             self._forget(self._tracker.pending())
-            result = StepResult({"success": False, "error": str(exc)}, [], Outcome.FAILURE)
+            result = StepResult(observation={"success": False, "error": str(exc)}, outcome=Outcome.FAILURE)
         except Exception as exc:
             session.rollback()
             self._forget(self._tracker.pending())
@@ -547,10 +547,10 @@ class ClassRuntime:
             return _invalid(f"Bad arguments for {action.name}: {problem}", ill_typed)
         try:
             observation = codec.encode(method(**action.arguments), self.types)
-            result = StepResult(observation, [], outcome_of(observation, self.failure))
+            result = StepResult(observation=observation, outcome=outcome_of(observation, self.failure))
         except Exception as exc:
             if type(exc).__name__ in self.failure_exceptions:
-                result = StepResult({"success": False, "error": str(exc)}, [], Outcome.FAILURE,
+                result = StepResult(observation={"success": False, "error": str(exc)}, outcome=Outcome.FAILURE,
                                     info={"exception": type(exc).__name__})
             else:
                 result = _crash(exc)

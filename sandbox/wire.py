@@ -81,7 +81,7 @@ class DoneFrame(_Frame):
 
 
 Frame = ReadyFrame | CallFrame | TaskFrame | DoneFrame
-_KINDS: dict[str, tuple[str, type[_Frame]]] = {"ready": ("ready", ReadyFrame), "task": ("task", TaskFrame),
+_KINDS: dict[str, tuple[str, type[BaseModel]]] = {"ready": ("ready", ReadyFrame), "task": ("task", TaskFrame),
                                                "done": ("done", DoneFrame), "outcome": ("call", CallFrame)}
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.calls import Call, as_call
-from catalog.state.delta import Delta, DeltaOp
+from catalog.state.delta import DeltaOp
 from catalog.errors import EnvforgeError
 from catalog.state.jsonable import canonical_json, pretty_json
 from catalog.models import Outcome, StepResult
@@ -49,12 +49,12 @@ class ReplayStep:
     result: StepResult
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "index": self.index, "name": self.call.name, "arguments": self.call.shown_arguments(),
-            "outcome": self.result.outcome.value, "observation": self.result.observation,
-            "delta": Delta.dump_python(self.result.delta, mode="json"), "info": dict(self.result.info)}
-        if self.result.state is not None:
-            data["state"] = self.result.state
+        """The call, then its step's wire form (`StepResult.model_dump(mode="json")`, keys in the file's order)."""
+        step = self.result.model_dump(mode="json")
+        data: dict[str, Any] = {"index": self.index, "name": self.call.name, "arguments": self.call.shown_arguments(),
+                                **{key: step[key] for key in ("outcome", "observation", "delta", "info")}}
+        if step["state"] is not None:
+            data["state"] = step["state"]
         return data
 
 
@@ -109,7 +109,7 @@ def resolve_state(handle: EnvHandle, state: str | dict[str, Any] | None) -> tupl
 
 def _unusable(call: Call) -> StepResult:
     """The step of a call whose arguments cannot even be read: invalid, nothing runs (as the runtimes do)."""
-    return StepResult({"error": f"Bad arguments for {call.name}: {call.problem}"}, [], Outcome.INVALID)
+    return StepResult(observation={"error": f"Bad arguments for {call.name}: {call.problem}"}, outcome=Outcome.INVALID)
 
 
 def replay(env: EnvHandle | str, state: str | dict[str, Any] | None, calls: Sequence[Call | dict[str, Any]], *,

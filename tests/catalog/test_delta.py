@@ -109,7 +109,7 @@ def test_deletions_round_trip(state, data):
                           st.lists(keys, min_size=1, max_size=3).map(tuple), json_values)))
 def test_ops_round_trip_through_json(ops):
     for op in ops:
-        back = DeltaOp.model_validate(op.to_dict())
+        back = DeltaOp.model_validate(op.model_dump(mode="json"))
         assert back.op == op.op and back.path == op.path
         if op.op != "delete":
             assert json_equal(back.value, op.value)

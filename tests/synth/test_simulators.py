@@ -218,7 +218,7 @@ def test_validator_catches_planted_violations(borrow, blocked):
     assert "books.times_borrowed takes a int, got 'eight'" in text
     assert "loans.returned_at" in text
     assert "add ['fines', 'fine-9']" in text
-    assert check.dropped == len(planted) and check.kept == [op for op in check.kept if op.to_dict() in good]
+    assert check.dropped == len(planted) and check.kept == [op for op in check.kept if op.model_dump(mode="json") in good]
     assert strict_config_match(borrow.state, Delta.dump_python(check.kept, mode="json"), borrow.next_state)
 
     clean = check_answer(borrow.observation, good, borrow.state, spec, "borrow_book")

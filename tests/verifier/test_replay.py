@@ -173,7 +173,7 @@ def test_replay_of_jsonl_matches_the_class_run_directly(desk):
     result = replay(handle, "monday", read_calls(script), states=True, final_state=True)  # in the sandbox
     assert result.env == "help-desk" and result.state == "monday"
     check_against_direct(result, module)
-    assert [op.to_dict() for op in result.steps[1].result.delta][0]["path"] == ["next_id"]
+    assert result.steps[1].result.delta[0].path == ("next_id",)
 
 
 @pytest.mark.parametrize("layout", ["list", "jsonl", "record"])

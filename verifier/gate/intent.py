@@ -104,7 +104,7 @@ def disagreement(prediction: Any, call: Any) -> str | None:
         return None
     if not json_equal(prediction.observation, call.observation):
         return f"observation: plan says {prediction.observation!r}, code returned {call.observation!r}"
-    delta = Delta.dump_python(prediction.delta, mode="json")
-    if not json_equal(delta, call.delta):
-        return f"delta: plan says {delta}, code did {call.delta}"
+    delta, done = Delta.dump_python(prediction.delta, mode="json"), Delta.dump_python(call.delta, mode="json")
+    if not json_equal(delta, done):
+        return f"delta: plan says {delta}, code did {done}"
     return None

@@ -201,7 +201,7 @@ class PropertySuite:
         detail = violated(found) or (said[0] if said else "")
         state_name, actions = found
         return Verdict(False, {"state": state_name, "actions": [a.model_dump() for a in actions],
-                                         "results": [c.__dict__ for c in self.run(found).calls]}, str(detail))
+                                         "results": [c.model_dump(mode="json") for c in self.run(found).calls]}, str(detail))
 
     def search_seen(self, violated: Violation) -> Verdict:
         """Like `search`, for a property of results alone.
@@ -351,7 +351,7 @@ class PropertySuite:
         def violated(seq: Sequence) -> str | None:
             for action, call in zip(seq[1], self.run(seq).calls, strict=False):
                 if call.outcome == "failure" and call.delta:
-                    return f"{action.name} failed but changed {[op['path'] for op in call.delta]}"
+                    return f"{action.name} failed but changed {[list(op.path) for op in call.delta]}"
             return None
         return self.search(violated)
 
@@ -361,8 +361,8 @@ class PropertySuite:
         def violated(seq: Sequence) -> str | None:
             for action, call in zip(seq[1], self.run(seq).calls, strict=False):
                 for op in call.delta:
-                    if not self._allowed(action.name, op["path"]):
-                        return f"{action.name} wrote {op['path']} outside its write set {self.spec.tools[action.name].write_set}"
+                    if not self._allowed(action.name, list(op.path)):
+                        return f"{action.name} wrote {list(op.path)} outside its write set {self.spec.tools[action.name].write_set}"
             return None
         return self.search(violated)
 
@@ -374,7 +374,7 @@ class PropertySuite:
         def violated(seq: Sequence) -> str | None:
             for action, call in zip(seq[1], self.run(seq).calls, strict=False):
                 if action.name in readers and call.delta:
-                    return f"read tool {action.name} changed {[op['path'] for op in call.delta]}"
+                    return f"read tool {action.name} changed {[list(op.path) for op in call.delta]}"
             return None
         return self.search(violated)
 

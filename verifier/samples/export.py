@@ -251,10 +251,10 @@ class _EnvSearch:
             if bucket is not None and key not in self.keys and len(self.candidates[bucket]) < self.MAX_PER_BUCKET:
                 self.keys.add(key)
                 self.candidates[bucket].append(_Candidate(self.id, bucket, key, state, action, call.observation,
-                                                          call.delta, call.outcome))
+                                                          Delta.dump_python(call.delta, mode="json"), call.outcome.value))
             if call.delta:
                 try:
-                    state = apply_delta(state, Delta.validate_python(call.delta))
+                    state = apply_delta(state, call.delta)
                 except (DeltaConflict, ValueError):
                     return
                 writes = [*writes, action]
@@ -552,7 +552,7 @@ class _Exporter:
                 return False, "observation differs on re-execution", None
             if call.state is None or not json_equal(call.state, expected):
                 return False, "next state differs on re-execution", None
-            if not json_equal(call.delta, c.delta):
+            if not json_equal(Delta.dump_python(call.delta, mode="json"), c.delta):
                 return False, "delta differs on re-execution", None
         ops = diff(c.state, expected)
         if not json_equal(Delta.dump_python(ops, mode="json"), c.delta):
