@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from catalog.state.delta import DeltaOp
-from catalog.names import MAX_NAME, NAME_PATTERN, check_env_id, check_state_name
 from catalog.bench.strata import delta_band
+from catalog.names import MAX_NAME, NAME_PATTERN, check_env_id, check_state_name
+from catalog.state.delta import DeltaOp
 
 __all__ = [
     "ToolKind",

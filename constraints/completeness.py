@@ -17,10 +17,10 @@ import re
 from collections import Counter
 from typing import Any, Protocol
 
-from catalog.state.jsonable import json_equal
 from catalog.models import Action, Outcome, StepResult
-from catalog.store import EnvHandle
 from catalog.state.delta import Delta
+from catalog.state.jsonable import json_equal
+from catalog.store import EnvHandle
 from constraints.extract import extract_spec, template_regex
 from constraints.normalize import env_modules
 from constraints.simulate import SpecSimulator

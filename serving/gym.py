@@ -47,8 +47,8 @@ from catalog.names import is_name
 from catalog.runtime import ClassRuntime, SqlRuntime, StateTemplate
 from catalog.store import Catalog, CatalogError, EnvHandle
 from catalog.tasks import CheckError, Task
-from serving._code import loaded
 from sandbox.session import SandboxRuntime
+from serving._code import loaded
 
 __all__ = ["ToolEnv", "ServingError", "EpisodeOver", "BadToolCall", "make"]
 

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from catalog.calls import Call, as_call
-from catalog.state.delta import DeltaOp
 from catalog.errors import EnvforgeError
-from catalog.state.jsonable import canonical_json, pretty_json
 from catalog.models import Outcome, StepResult
 from catalog.render import format_op, render_delta
 from catalog.runtime import StateError
+from catalog.state.delta import DeltaOp
+from catalog.state.jsonable import canonical_json, pretty_json
 from catalog.store import Catalog, CatalogError, EnvHandle
 from sandbox.pool import DEFAULT_TIMEOUT
 from sandbox.session import SandboxRuntime, open_runtime

@@ -13,8 +13,16 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, field_validator, model_serializer,
-                      model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictStr,
+    TypeAdapter,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from catalog.state.codec import TAG
 from catalog.state.jsonable import json_equal

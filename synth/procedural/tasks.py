@@ -24,7 +24,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from catalog.state.delta import apply_delta, Delta, diff_at, MISSING
+from catalog.state.delta import MISSING, Delta, apply_delta, diff_at
 from catalog.models import Action, Outcome
 from catalog.plan import Invariant, Plan
 from catalog.tasks import Task

@@ -26,8 +26,8 @@ from typing import Any, Protocol
 from catalog.bench.items import BenchItem, SimResult, Simulator, item_id
 from catalog.models import Action, Outcome, Strata
 from synth.rollout.trajectory import SimCheck, as_json_text
-from verifier.audit.run import is_fatal, score_prediction
 from verifier.audit.results import is_verified
+from verifier.audit.run import is_fatal, score_prediction
 
 __all__ = ["Answer", "EnvSteps", "StepEnv", "VerifiedSteps", "bench_template"]
 

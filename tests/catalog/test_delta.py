@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from catalog.state.delta import apply_delta, Delta, DeltaConflict, DeltaOp, diff
+from catalog.state.delta import Delta, DeltaConflict, DeltaOp, apply_delta, diff
 from catalog.state.jsonable import json_equal
 
 keys = st.one_of(

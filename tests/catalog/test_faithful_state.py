@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from catalog.state import _tracking, codec
-from catalog.state.delta import apply_delta, Delta
+from catalog.state.delta import Delta, apply_delta
 from catalog.models import EnvManifest, Outcome
 from catalog.runtime import ClassRuntime, load_module
 from catalog.store import Catalog

@@ -9,8 +9,8 @@ import pytest
 
 from catalog.bench.items import BenchItem, SimResult
 from catalog.models import Action, Strata
-from catalog.store import Catalog
 from catalog.state.delta import Delta
+from catalog.store import Catalog
 from constraints.simulate import SpecSimulator, item_spec
 from constraints.spec import ConstraintSpec
 from synth.llm import EndpointUnreachable, UnknownModel

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catalog.bench.items import BenchItem, item_id
-from catalog.state.delta import apply_delta, Delta, diff
+from catalog.state.delta import Delta, apply_delta, diff
 from catalog.bench.envsimbench import from_envsimbench, read_jsonl, to_envsimbench, write_jsonl
 from catalog.state.jsonable import json_equal
 from catalog.models import EnvManifest

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.bench.items import BenchItem, item_id
-from catalog.state.delta import apply_delta, Delta, DeltaConflict, diff
+from catalog.state.delta import Delta, DeltaConflict, apply_delta, diff
 from catalog.state.jsonable import canonical_json, json_equal
 from catalog.models import Action, Outcome, StepResult
 from catalog.store import Catalog, CatalogError, EnvHandle
