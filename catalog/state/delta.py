@@ -61,14 +61,16 @@ class DeltaOp(BaseModel):
     path: Annotated[tuple[StrictStr, ...], Field(strict=False)]  # a JSON list, read as a tuple
     value: Any = None
 
-    def __init__(self, op: OpName = MISSING, path: tuple[str, ...] = MISSING, value: Any = MISSING, **extra: Any) -> None:
-        """Positional as well: `DeltaOp("add", path, value)`.
+    def __init__(self, op: OpName = MISSING, path: tuple[str, ...] = MISSING, value: Any = None, /,
+                 **fields: Any) -> None:
+        """Positional, as a plain value: `DeltaOp("add", path, value)`; or by field name, as pydantic does.
 
-        `model_validate` comes here too, so what is not given stays unset (a missing value is an
-        error, not None) and unknown keys reach pydantic's check.
+        `model_validate` comes here too, by field name: what it is not given stays unset (an add
+        without a value is an error, not None) and unknown keys reach pydantic's check.
         """
-        given = {key: v for key, v in (("op", op), ("path", path), ("value", value)) if v is not MISSING}
-        super().__init__(**given, **extra)
+        if op is not MISSING:
+            fields.update(op=op, path=path, value=value)
+        super().__init__(**fields)
 
     @field_validator("op", mode="before")
     @classmethod
@@ -84,11 +86,12 @@ class DeltaOp(BaseModel):
             raise ValueError("A delta path must be a non-empty tuple of string keys")
         return path
 
-    @model_validator(mode="after")
-    def _value_given(self) -> DeltaOp:
-        if self.op != "delete" and "value" not in self.model_fields_set:
-            raise ValueError(f"A {self.op!r} op needs a 'value'")
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _value_given(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "value" not in data and data.get("op") in ("add", "modify"):
+            raise ValueError(f"A {data['op']!r} op needs a 'value'")
+        return data
 
     @model_serializer(mode="plain")
     def _wire(self) -> dict[str, Any]:
