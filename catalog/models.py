@@ -7,8 +7,7 @@ unknown fields, so a typo in a hand-edited `env.json` is an error instead of a s
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -166,29 +165,39 @@ class Outcome(enum.StrEnum):
     INVALID = "invalid"  # the action itself is malformed: unknown tool, bad arguments
 
 
-@dataclass
-class StepResult:
-    """The result of executing one action.
+class StepResult(BaseModel):
+    """The result of executing one action, the same value in-process, from a sandbox worker and on disk.
+
+    Its wire form is `model_dump(mode="json")` (read back by `model_validate`): the body of a
+    sandbox call frame (sandbox/wire.py), and what serving, replay and trajectories carry.
 
     Attributes:
         observation: The tool's return value as canonical JSON data (what the agent sees).
         delta: The state change, computed from change tracking (cost follows |Δ|).
         outcome: success / failure / crash / invalid.
         state: The full state after the call, only when the caller asked for it.
-        info: Diagnostics kept out of the observation (exception type, traceback).
+        info: Diagnostics kept out of the observation (exception type, traceback, the sandbox's `event`).
 
     """
 
-    observation: Any
-    delta: list[DeltaOp]
-    outcome: Outcome
+    model_config = ConfigDict(extra="forbid")
+
+    observation: Any = None
+    delta: list[DeltaOp] = Field(default_factory=list)
+    outcome: Annotated[Outcome, Field(strict=False)]  # its value as text on the wire, even in strict frames
     state: dict[str, Any] | None = None
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
         """True unless the tool completed successfully."""
         return self.outcome is not Outcome.SUCCESS
+
+    @property
+    def event(self) -> str | None:
+        """What the sandbox reported about this call (`crash`, `memory`, ...), None for a normal call."""
+        event = self.info.get("event")
+        return event if isinstance(event, str) else None
 
 
 class Strata(_Strict):

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from catalog.models import FailureConvention, StepResult
-from catalog.state.delta import DeltaOp
+from catalog.state.delta import Delta, DeltaOp
 from catalog.state.jsonable import canonical_json, pretty_json
 from catalog.store import EnvHandle, EnvSummary
 
@@ -128,7 +128,7 @@ def call_document(env_id: str, state: str, action: Mapping[str, Any], result: St
                   show_state: bool) -> dict[str, Any]:
     """`catalog run --json`: the call, its outcome, observation and delta (and the next state if asked)."""
     out: dict[str, Any] = {"env": env_id, "state": state, "action": dict(action), "outcome": result.outcome.value,
-                           "observation": result.observation, "delta": [op.to_dict() for op in result.delta]}
+                           "observation": result.observation, "delta": Delta.dump_python(result.delta, mode="json")}
     if show_state:
         out["next_state"] = result.state
     return out

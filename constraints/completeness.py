@@ -18,6 +18,7 @@ from collections import Counter
 from typing import Any, Protocol
 
 from catalog.models import Action, Outcome, StepResult
+from catalog.state.delta import Delta
 from catalog.state.jsonable import json_equal
 from catalog.store import EnvHandle
 from constraints.extract import extract_spec, template_regex
@@ -26,8 +27,8 @@ from constraints.report import CompletenessReport
 from constraints.simulate import SpecSimulator
 from constraints.spec import ConstraintSpec, Param
 
-__all__ = ["spec_of", "completeness", "candidates", "CandidateCache", "CompletenessRun", "Executor",
-           "InProcessExecutor"]
+__all__ = ["spec_of", "completeness", "candidates", "CandidateCache", "CompletenessRun", "CallRunner",
+           "InProcessCallRunner"]
 
 TEXT = ["", "   ", "x", "Regular text, with ünïcode ✓", "unknown-id"]
 INTEGERS = [0, 1, 2, 3, 5, 6, 7, -1, 10, 14, 28, 30, 45, 60, 91, 10**12]
@@ -143,7 +144,7 @@ class CandidateCache:
         return self._cache[key]
 
 
-class Executor(Protocol):
+class CallRunner(Protocol):
     """Runs actions from an initial state.
 
     Returns the state before them and a result per action, each with its full state (the
@@ -153,7 +154,7 @@ class Executor(Protocol):
     def __call__(self, state_name: str, state: dict[str, Any], actions: list[Action]) -> tuple[dict[str, Any], list[StepResult]]: ...
 
 
-class InProcessExecutor:
+class InProcessCallRunner:
     """Runs env code in this process: reference envs, or code the caller vouches for (`trusted`)."""
 
     def __init__(self, handle: EnvHandle, *, trusted: bool = False) -> None:
@@ -169,9 +170,9 @@ class CompletenessRun:
     """Executes generated calls and scores the spec-only simulator against them."""
 
     def __init__(self, handle: EnvHandle, *, seed: int = 0, calls_per_tool: int = 12, search_budget: int = 3000,
-                 executor: Executor | None = None, simulator: Any = None, spec: ConstraintSpec | None = None,
+                 runner: CallRunner | None = None, simulator: Any = None, spec: ConstraintSpec | None = None,
                  states: dict[str, dict[str, Any]] | None = None) -> None:
-        """Without `executor`, calls run in-process (trusted envs only), loaded at the first call.
+        """Without `runner`, calls run in-process (trusted envs only), loaded at the first call.
 
         `spec` and `states` (the env's initial states by name) skip extracting and reading them
         again when the caller has them already.
@@ -180,7 +181,7 @@ class CompletenessRun:
         self.spec = spec if spec is not None else spec_of(handle)
         # imported envs run ill-typed calls as Python would (strict_args False): so does the simulator
         self.simulator = simulator or SpecSimulator(self.spec, strict_args=handle.manifest.strict_args)
-        self._executor = executor
+        self._runner = runner
         self.rng = random.Random(seed)
         self.calls_per_tool = calls_per_tool
         self.search_budget = search_budget
@@ -257,13 +258,13 @@ class CompletenessRun:
 
     # --- evaluation -------------------------------------------------------------------------
     def sequence(self, state_name: str, actions: list[Action]) -> None:
-        if self._executor is None:
-            self._executor = InProcessExecutor(self.handle)
-        before, steps = self._executor(state_name, self.states[state_name], actions)
+        if self._runner is None:
+            self._runner = InProcessCallRunner(self.handle)
+        before, steps = self._runner(state_name, self.states[state_name], actions)
         for position, (action, result) in enumerate(zip(actions, steps, strict=False)):
             prediction = self.simulator.predict(before, action)
             if result.state is None:
-                raise RuntimeError(f"the executor returned {action.name}'s result without the state after it")
+                raise RuntimeError(f"the call runner returned {action.name}'s result without the state after it")
             before = result.state
             self.counts["steps"] += 1
             if prediction.abstained:
@@ -276,8 +277,8 @@ class CompletenessRun:
                 if len(self.wrong_examples) < 5:
                     self.wrong_examples.append({
                         "state": state_name, "action": action.model_dump(), "predicted": prediction.observation,
-                        "observed": result.observation, "predicted_delta": [o.to_dict() for o in prediction.delta],
-                        "observed_delta": [o.to_dict() for o in result.delta]})
+                        "observed": result.observation, "predicted_delta": Delta.dump_python(prediction.delta, mode="json"),
+                        "observed_delta": Delta.dump_python(result.delta, mode="json")})
             if result.outcome is Outcome.FAILURE:
                 self.failure(action, result.observation, prediction)
             elif result.outcome is Outcome.SUCCESS and result.delta and position == len(actions) - 1:
@@ -324,15 +325,15 @@ class CompletenessRun:
             crashes=self.counts["crashes"],
             untriggered_guards=untriggered,
             top_abstain_reasons=dict(self.abstain_reasons.most_common(5)),
-            sandbox_events=dict(Counter(getattr(self._executor, "events", [])).most_common(5)),
+            sandbox_events=dict(Counter(getattr(self._runner, "events", [])).most_common(5)),
             wrong_examples=self.wrong_examples,
         )
 
 
-def completeness(handle: EnvHandle, *, seed: int = 0, executor: Executor | None = None) -> CompletenessReport:
+def completeness(handle: EnvHandle, *, seed: int = 0, runner: CallRunner | None = None) -> CompletenessReport:
     """Run the completeness measurement of one env (deterministic for a seed).
 
-    Without an executor the env's code runs in this process: pass a sandboxed one
-    (sandbox.calls.SandboxExecutor) for code you do not trust.
+    Without a runner the env's code runs in this process: pass a sandboxed one
+    (sandbox.calls.SandboxCallRunner) for code you do not trust.
     """
-    return CompletenessRun(handle, seed=seed, executor=executor).run()
+    return CompletenessRun(handle, seed=seed, runner=runner).run()

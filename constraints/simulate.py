@@ -19,7 +19,7 @@ from typing import Any, overload
 
 from catalog.bench.items import BenchItem, SimResult
 from catalog.models import Action, Outcome
-from catalog.state.delta import DeltaOp
+from catalog.state.delta import Delta, DeltaOp
 from constraints.extract import ExtractionError, guess_entry, shared_spec
 from constraints.interpreter import Abstain, Interpreter
 from constraints.spec import ConstraintSpec
@@ -103,5 +103,5 @@ class SpecSimulator:
         seconds = time.monotonic() - t0
         if prediction.abstained:
             return SimResult(abstained=True, reason=prediction.reason, seconds=seconds)
-        return SimResult(observation=prediction.observation, delta=[op.to_dict() for op in prediction.delta],
+        return SimResult(observation=prediction.observation, delta=Delta.dump_python(prediction.delta, mode="json"),
                          seconds=seconds)

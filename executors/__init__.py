@@ -22,7 +22,8 @@ A worker that dies mid-unit (a killed process, a lost node) is replaced and its 
 to run twice, which is what resume already requires of them: each command's driver is the only
 writer of its files, and writes a unit's result once, when its future completes.
 
-Not to be confused with `constraints.completeness.Executor`, which runs tool calls for one env.
+"Executor" means this and nothing else: what runs a sequence of tool calls on one env is a call
+runner (`constraints.completeness.CallRunner`, `sandbox.calls.SandboxCallRunner`).
 """
 
 from __future__ import annotations

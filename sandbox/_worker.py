@@ -390,12 +390,10 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                     result.info["global_change"] = moved
                 if hidden and job.get("snapshot"):
                     result.state = runtime.snapshot(hidden=True)
-                call_event = None
+                result.info.pop("traceback", None)  # the supervisor's callers never show it
                 if result.outcome is Outcome.CRASH:
-                    call_event = "memory" if result.info.get("exception") == "MemoryError" else "crash"
-                if not channel.send({"observation": result.observation, "delta": [op.to_dict() for op in result.delta],
-                                     "outcome": result.outcome.value, "state": result.state, "event": call_event,
-                                     "info": {k: v for k, v in result.info.items() if k != "traceback"}}):
+                    result.info["event"] = "memory" if result.info.get("exception") == "MemoryError" else "crash"
+                if not channel.send(result.model_dump(mode="json")):  # the step's wire form (sandbox/wire.py)
                     event = "output_too_large"
                     break
             channel.send({"done": True, "event": event, "recycle": _leftovers(baseline)})

@@ -1,17 +1,18 @@
-"""Run call sequences through the sandbox, in the shape constraints.completeness expects."""
+"""Run call sequences through the sandbox, as the `CallRunner` that constraints.completeness takes."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from catalog.models import Action, Outcome, StepResult
-from catalog.state.delta import DeltaOp
+from catalog.models import Action, StepResult
 from catalog.store import EnvHandle
 from sandbox.pool import Job, JobResult, SandboxPool
 
+__all__ = ["SandboxCallRunner"]
 
-class SandboxExecutor:
-    """Executes actions for a catalog env in a sandbox pool, with the state after every call."""
+
+class SandboxCallRunner:
+    """Runs actions for a catalog env in a sandbox pool, with the state after every call."""
 
     def __init__(self, handle: EnvHandle, pool: SandboxPool) -> None:
         self.handle, self.pool = handle, pool
@@ -26,11 +27,4 @@ class SandboxExecutor:
 
     def __call__(self, state_name: str, state: dict[str, Any], actions: list[Action]) -> tuple[dict[str, Any], list[StepResult]]:
         result = self.job(state_name, actions)
-        steps = [to_step(call) for call in result.calls]
-        return result.initial_state or state, steps
-
-
-def to_step(call: Any) -> StepResult:
-    """A sandbox CallResult as a StepResult."""
-    return StepResult(call.observation, [DeltaOp.from_dict(op) for op in call.delta], Outcome(call.outcome),
-                      call.state, dict(call.info, event=call.event) if call.event else dict(call.info))
+        return result.initial_state or state, result.calls

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catalog.models import StepResult
 from catalog.names import check_state_name
 from catalog.store import EnvHandle
 from sandbox.forkserver import ForkServer, Worker
@@ -37,7 +38,7 @@ from sandbox.isolation import (
 )
 from sandbox.wire import CallFrame, DoneFrame, ReadyFrame, TaskFrame, WireError, claims_a_kind, parse
 
-__all__ = ["SandboxPool", "Job", "JobResult", "CallResult", "DEFAULT_TIMEOUT"]
+__all__ = ["SandboxPool", "Job", "JobResult", "DEFAULT_TIMEOUT"]
 
 DEFAULT_TIMEOUT = 5.0  # seconds a call may take before its worker is killed
 
@@ -77,22 +78,13 @@ class Job:
 
 
 @dataclass
-class CallResult:
-    """One action's result; `event` is None for a normal call (success or rule failure)."""
-
-    observation: Any = None
-    delta: list[dict[str, Any]] = field(default_factory=list)
-    outcome: str = "crash"
-    state: dict[str, Any] | None = None
-    event: str | None = None
-    info: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
 class JobResult:
-    """The results of a job's actions; `event` says why it stopped early, if it did."""
+    """The steps of a job's actions, and `event`: why the job stopped early, if it did.
 
-    calls: list[CallResult]
+    A call's own sandbox event (`crash`, `memory`) is its step's `event` (`info["event"]`).
+    """
+
+    calls: list[StepResult]
     event: str | None = None
     seconds: float = 0.0
     initial_state: dict[str, Any] | None = None
@@ -416,8 +408,7 @@ class SandboxPool:
                     self._retire(index)
                 return self._finish(result, started)
             else:
-                result.calls.append(CallResult(parsed.observation, list(frame.get("delta") or []), parsed.outcome.value,
-                                               parsed.state, parsed.event, parsed.info))
+                result.calls.append(parsed.step())
                 deadline = time.monotonic() + self.timeout
 
     def _finish(self, result: JobResult, started: float) -> JobResult:

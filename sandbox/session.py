@@ -16,7 +16,6 @@ from catalog.runtime import ClassRuntime, SqlRuntime
 from catalog.store import EnvHandle
 from catalog.tasks import Task
 from sandbox._worker import STALE
-from sandbox.calls import to_step
 from sandbox.pool import DEFAULT_TIMEOUT, Job, JobResult, SandboxPool
 
 __all__ = ["SandboxRuntime", "open_runtime"]
@@ -25,7 +24,7 @@ __all__ = ["SandboxRuntime", "open_runtime"]
 def _event_step(result: JobResult) -> StepResult:
     """The result of a call whose job ended in an event (timeout, forbidden, ...) before answering."""
     event = result.event or "crash: no answer"
-    return StepResult({"error": f"sandbox: {event}"}, [], Outcome.CRASH, None, {"event": event})
+    return StepResult(observation={"error": f"sandbox: {event}"}, outcome=Outcome.CRASH, info={"event": event})
 
 
 class SandboxRuntime:
@@ -83,9 +82,9 @@ class SandboxRuntime:
         result = self._job([data], snapshot=snapshot, resume=True)
         if not result.calls:
             return _event_step(result)
-        step = to_step(result.calls[0])
+        step = result.calls[0]
         if step.outcome is Outcome.SUCCESS or step.outcome is Outcome.FAILURE or (
-                step.outcome is Outcome.CRASH and self.handle.manifest.kind == "class" and result.calls[0].event == "crash"):
+                step.outcome is Outcome.CRASH and self.handle.manifest.kind == "class" and step.event == "crash"):
             # a class env keeps what a raising tool wrote, so that call is replayed too; SQL
             # crashes and invalid calls roll back, and sandbox events (timeout...) end the worker
             self._history.append(data)

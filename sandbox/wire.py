@@ -1,7 +1,7 @@
 """What a worker's frames may say: each frame kind as a typed model, checked where it enters the supervisor.
 
 sandbox/frames.py turns bytes into a JSON object; this module turns that object into values the
-rest of envforge may trust (an `Outcome` value, delta ops of the shape `{op, path, value}`, tool
+rest of envforge may trust (a call's `StepResult`, in its own wire form, checked strictly; tool
 descriptors, a state that is a JSON object, nothing nested deeper than `MAX_DEPTH`). A worker runs
 env code, so its frames are untrusted input: anything else raises `WireError`, which the pool turns
 into that one job's `protocol: ...` result.
@@ -9,12 +9,11 @@ into that one job's `protocol: ...` result.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr, ValidationError, field_validator
 
-from catalog.models import Outcome, ToolDescriptor
-from catalog.state.delta import OpName
+from catalog.models import StepResult, ToolDescriptor
 
 __all__ = ["MAX_DEPTH", "WireError", "ReadyFrame", "CallFrame", "TaskFrame", "DoneFrame", "parse", "too_deep", "claims_a_kind"]
 
@@ -31,22 +30,6 @@ class _Frame(BaseModel):
     job: StrictInt
 
 
-class WireDeltaOp(BaseModel):
-    """One delta op as it travels: {op, path: [str, ...], value} (no value needed for delete)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    op: OpName
-    path: list[StrictStr] = Field(min_length=1)
-    value: Any = None
-
-    @model_validator(mode="after")
-    def _value_given(self) -> WireDeltaOp:
-        if self.op != "delete" and "value" not in self.model_fields_set:
-            raise ValueError(f"a {self.op} op needs a value")
-        return self
-
-
 class ReadyFrame(_Frame):
     """The env loaded and reset: its initial state (if asked) and its tools (if asked)."""
 
@@ -55,15 +38,27 @@ class ReadyFrame(_Frame):
     tools: list[ToolDescriptor] | None = None
 
 
-class CallFrame(_Frame):
-    """One action's result."""
+class CallFrame(StepResult):
+    """One action's result: the step's wire form (catalog.models.StepResult) tagged with the job.
 
-    outcome: Annotated[Outcome, Field(strict=False)]  # its value as text, nothing else
-    observation: Any = None
-    delta: list[WireDeltaOp] = Field(default_factory=list)
-    state: dict[str, Any] | None = None
-    event: StrictStr | None = None
-    info: dict[str, Any] = Field(default_factory=dict)
+    The worker's event for the call (`crash`, `memory`) is the step's `info["event"]`, as text.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    job: StrictInt
+
+    @field_validator("info")
+    @classmethod
+    def _event_is_text(cls, info: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(info.get("event", ""), str):
+            raise ValueError("the event must be text")
+        return info
+
+    def step(self) -> StepResult:
+        """The step itself (already validated: nothing is checked again)."""
+        return StepResult.model_construct(self.model_fields_set - {"job"}, observation=self.observation,
+                                          delta=self.delta, outcome=self.outcome, state=self.state, info=self.info)
 
 
 class TaskFrame(_Frame):
@@ -86,7 +81,7 @@ class DoneFrame(_Frame):
 
 
 Frame = ReadyFrame | CallFrame | TaskFrame | DoneFrame
-_KINDS: dict[str, tuple[str, type[_Frame]]] = {"ready": ("ready", ReadyFrame), "task": ("task", TaskFrame),
+_KINDS: dict[str, tuple[str, type[BaseModel]]] = {"ready": ("ready", ReadyFrame), "task": ("task", TaskFrame),
                                                "done": ("done", DoneFrame), "outcome": ("call", CallFrame)}
 
 

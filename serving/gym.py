@@ -66,7 +66,7 @@ class BadToolCall(ServingError):
 
 
 def _invalid_arguments(name: str, problem: str) -> StepResult:
-    return StepResult({"error": f"Bad arguments for {name}: {problem}"}, [], Outcome.INVALID)
+    return StepResult(observation={"error": f"Bad arguments for {name}: {problem}"}, outcome=Outcome.INVALID)
 
 
 class ToolEnv:
@@ -151,9 +151,9 @@ class ToolEnv:
             raise EpisodeOver(f"the episode is over ({self._over}): call reset()")
         result = self._execute(tool_call)
         self.steps += 1
-        info: dict[str, Any] = {"outcome": result.outcome.value, "delta": [op.to_dict() for op in result.delta],
-                                "step": self.steps,
-                                "diagnostics": {k: v for k, v in result.info.items() if k != "traceback"}}
+        wire = result.model_dump(mode="json", include={"outcome", "delta", "info"})  # the step's wire form
+        info: dict[str, Any] = {"outcome": wire["outcome"], "delta": wire["delta"], "step": self.steps,
+                                "diagnostics": {k: v for k, v in wire["info"].items() if k != "traceback"}}
         reward, terminated = 0.0, False
         if self.task is not None:
             if result.delta or self._verdict is None:

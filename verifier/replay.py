@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, Field, model_serializer
 
 from catalog.calls import Call, as_call
 from catalog.errors import EnvforgeError
@@ -40,31 +41,36 @@ class ReplayError(EnvforgeError):
         self.partial = partial
 
 
-@dataclass
-class ReplayStep:
-    """One replayed call and what execution made of it (`result.state` only when states were asked)."""
+class ReplayStep(BaseModel):
+    """One replayed call and what execution made of it (`result.state` only when states were asked).
+
+    Its wire form (`model_dump(mode="json")`, a line of `replay --json`): the call, then its
+    step's wire form, keys in the file's order.
+    """
 
     index: int
     call: Call
     result: StepResult
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "index": self.index, "name": self.call.name, "arguments": self.call.shown_arguments(),
-            "outcome": self.result.outcome.value, "observation": self.result.observation,
-            "delta": [op.to_dict() for op in self.result.delta], "info": dict(self.result.info)}
-        if self.result.state is not None:
-            data["state"] = self.result.state
+    @model_serializer(mode="plain")
+    def _wire(self) -> dict[str, Any]:
+        step = self.result.model_dump(mode="json")
+        data: dict[str, Any] = {"index": self.index, "name": self.call.name, "arguments": self.call.shown_arguments(),
+                                **{key: step[key] for key in ("outcome", "observation", "delta", "info")}}
+        if step["state"] is not None:
+            data["state"] = step["state"]
         return data
 
 
-@dataclass
-class ReplayResult:
-    """A whole replay: the env, the initial state's label, the steps in order, the final state if asked."""
+class ReplayResult(BaseModel):
+    """A whole replay: the env, the initial state's label, the steps in order, the final state if asked.
+
+    Its wire form (`model_dump(mode="json")`) is what `replay --json` prints.
+    """
 
     env: str
     state: str
-    steps: list[ReplayStep] = field(default_factory=list)
+    steps: list[ReplayStep] = Field(default_factory=list)
     final_state: dict[str, Any] | None = None
 
     @property
@@ -72,8 +78,10 @@ class ReplayResult:
         """True when every call was a behaviour of the env (success or rule failure), none crashed or was invalid."""
         return all(s.result.outcome in (Outcome.SUCCESS, Outcome.FAILURE) for s in self.steps)
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"env": self.env, "state": self.state, "steps": [s.to_dict() for s in self.steps]}
+    @model_serializer(mode="plain")
+    def _wire(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"env": self.env, "state": self.state,
+                                "steps": [s.model_dump(mode="json") for s in self.steps]}
         if self.final_state is not None:
             data["final_state"] = self.final_state
         return data
@@ -109,7 +117,7 @@ def resolve_state(handle: EnvHandle, state: str | dict[str, Any] | None) -> tupl
 
 def _unusable(call: Call) -> StepResult:
     """The step of a call whose arguments cannot even be read: invalid, nothing runs (as the runtimes do)."""
-    return StepResult({"error": f"Bad arguments for {call.name}: {call.problem}"}, [], Outcome.INVALID)
+    return StepResult(observation={"error": f"Bad arguments for {call.name}: {call.problem}"}, outcome=Outcome.INVALID)
 
 
 def replay(env: EnvHandle | str, state: str | dict[str, Any] | None, calls: Sequence[Call | dict[str, Any]], *,
@@ -126,7 +134,7 @@ def replay(env: EnvHandle | str, state: str | dict[str, Any] | None, calls: Sequ
     label, initial = resolve_state(handle, state)
     todo = [c if isinstance(c, Call) else as_call(c, f"call {i}") for i, c in enumerate(calls)]
     runtime = open_runtime(handle, trusted=trusted, timeout=timeout)
-    result = ReplayResult(handle.id, label)
+    result = ReplayResult(env=handle.id, state=label)
     try:
         try:
             runtime.reset(initial)
@@ -137,7 +145,7 @@ def replay(env: EnvHandle | str, state: str | dict[str, Any] | None, calls: Sequ
                 step = _unusable(call) if call.problem else runtime.call(call.to_action(), snapshot=states)
                 if states and step.state is None:  # invalid calls return before any snapshot
                     step.state = runtime.snapshot()
-                result.steps.append(ReplayStep(index, call, step))
+                result.steps.append(ReplayStep(index=index, call=call, result=step))
             if final_state:
                 result.final_state = runtime.snapshot()
         except RuntimeError as exc:  # the sandbox lost the session and could not bring it back
@@ -161,7 +169,7 @@ def _render_info(info: dict[str, Any]) -> list[str]:
             continue
         if key == "hidden_delta" and isinstance(value, list):
             lines.append(f"  hidden delta ({len(value)} ops):")
-            lines += ["  " + format_op(DeltaOp.from_dict(raw)) if isinstance(raw, dict) else f"    {raw}"
+            lines += ["  " + format_op(DeltaOp.model_validate(raw)) if isinstance(raw, dict) else f"    {raw}"
                       for raw in value]
         else:
             lines.append(f"  {key.replace('_', ' ')}: {value if isinstance(value, str) else canonical_json(value)}")

@@ -28,7 +28,7 @@ from catalog.bench.items import BenchItem, item_id
 from catalog.files import atomic_write
 from catalog.jsonmodel import JsonModel
 from catalog.models import Action, Outcome, Strata
-from catalog.state.delta import diff
+from catalog.state.delta import Delta, diff
 from catalog.state.jsonable import to_jsonable
 
 __all__ = ["Problem", "to_envsimbench", "from_envsimbench", "write_envsimbench", "read_envsimbench",
@@ -190,7 +190,7 @@ def _sample_item(sample: Any) -> BenchItem:
     return BenchItem(
         id=item_id(env_id, before, action), env_id=env_id, env_kind="sql" if is_sql else "class", env_entry=entry,
         env_code=code, env_doc=doc, state=before, action=action, observation=observation, next_state=after,
-        delta=[op.to_dict() for op in delta], strata=Strata.of(outcome, len(delta), len(arguments)),
+        delta=Delta.dump_python(delta, mode="json"), strata=Strata.of(outcome, len(delta), len(arguments)),
         origin="envsimbench", task=task if isinstance(task, str) else "")
 
 

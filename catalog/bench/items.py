@@ -19,6 +19,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from catalog.models import Action, StepResult, Strata
+from catalog.state.delta import Delta
 from catalog.state.jsonable import canonical_json
 
 __all__ = ["BenchItem", "SimResult", "Simulator", "item_id"]
@@ -60,7 +61,7 @@ class BenchItem(BaseModel):
         return cls(
             id=item_id(env_id, state, action), env_id=env_id, env_kind=env_kind, env_entry=env_entry,
             env_code=env_code, env_doc=env_doc, state=state, action=action, observation=result.observation,
-            next_state=result.state, delta=[op.to_dict() for op in result.delta],
+            next_state=result.state, delta=Delta.dump_python(result.delta, mode="json"),
             strata=Strata.of(result.outcome, len(result.delta), len(action.arguments)), task="")
 
 

@@ -15,6 +15,7 @@ from catalog.runtime.calls import _argument_problem, _as_action, _crash, _invali
 from catalog.runtime.loading import EnvLoadError
 from catalog.state import _tracking, codec
 from catalog.state._sqlstate import StateError
+from catalog.state.delta import Delta
 from catalog.tools.schema import describe_tool
 
 InitMode = Literal["auto", "constructor", "envscaler", "setattr", "load_scenario"]
@@ -119,10 +120,10 @@ class ClassRuntime:
             return _invalid(f"Bad arguments for {action.name}: {problem}", ill_typed)
         try:
             observation = codec.encode(method(**action.arguments), self.types)
-            result = StepResult(observation, [], outcome_of(observation, self.failure))
+            result = StepResult(observation=observation, outcome=outcome_of(observation, self.failure))
         except Exception as exc:
             if type(exc).__name__ in self.failure_exceptions:
-                result = StepResult({"success": False, "error": str(exc)}, [], Outcome.FAILURE,
+                result = StepResult(observation={"success": False, "error": str(exc)}, outcome=Outcome.FAILURE,
                                     info={"exception": type(exc).__name__})
             else:
                 result = _crash(exc)
@@ -134,7 +135,7 @@ class ClassRuntime:
             result.info["state_unencodable"] = True
         result.delta, hidden = _tracking.state_delta(before, self._encoded)
         if hidden:
-            result.info["hidden_delta"] = [op.to_dict() for op in hidden]
+            result.info["hidden_delta"] = Delta.dump_python(hidden, mode="json")
         if ill_typed:
             result.info["ill_typed"] = ill_typed
         if snapshot:

@@ -152,11 +152,11 @@ class SqlRuntime:
             delta = self._tracker.collect()
             self._forget(self._tracker.touched)
             session.commit()
-            result = StepResult(observation, delta, outcome_of(observation))
+            result = StepResult(observation=observation, delta=delta, outcome=outcome_of(observation))
         except ToolError as exc:
             session.rollback()
             self._forget(self._tracker.pending())
-            result = StepResult({"success": False, "error": str(exc)}, [], Outcome.FAILURE)
+            result = StepResult(observation={"success": False, "error": str(exc)}, outcome=Outcome.FAILURE)
         except Exception as exc:
             session.rollback()
             self._forget(self._tracker.pending())

@@ -11,13 +11,23 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictStr,
+    TypeAdapter,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from catalog.state.codec import TAG
 from catalog.state.jsonable import json_equal
 
-__all__ = ["DeltaOp", "DeltaConflict", "diff", "diff_at", "apply_delta", "MISSING"]
+__all__ = ["DeltaOp", "Delta", "DeltaConflict", "diff", "diff_at", "apply_delta", "MISSING"]
 
 OpName = Literal["add", "modify", "delete"]
 _OPS = ("add", "modify", "delete")
@@ -37,38 +47,58 @@ class DeltaConflict(ValueError):
     """A delta op does not fit the state it is applied to (e.g. modify of a missing key)."""
 
 
-@dataclass(frozen=True)
-class DeltaOp:
-    """One change: `op` at `path` (a tuple of keys); `value` is the new value (None for delete)."""
+class DeltaOp(BaseModel):
+    """One change: `op` at `path` (a tuple of keys); `value` is the new value (None for delete).
+
+    Its wire form (`model_dump(mode="json")`, read back by `model_validate`) is
+    `{op, path: [...], value}`, without `value` for a delete. Strict, because ops also arrive from
+    sandbox workers (sandbox/wire.py): keys must be strings, and a path of text is not a list of letters.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
     op: OpName
-    path: tuple[str, ...]
-    value: Any = field(default=None, compare=True)
+    path: Annotated[tuple[StrictStr, ...], Field(strict=False)]  # a JSON list, read as a tuple
+    value: Any = None
 
-    def __post_init__(self) -> None:
-        if self.op not in _OPS:
-            raise ValueError(f"Unknown delta op {self.op!r}. Allowed: {', '.join(_OPS)}")
-        if not isinstance(self.path, tuple) or not self.path or not all(isinstance(k, str) for k in self.path):
-            raise ValueError(f"A delta path must be a non-empty tuple of string keys, got {self.path!r}")
+    def __init__(self, op: OpName = MISSING, path: tuple[str, ...] = MISSING, value: Any = None, /,
+                 **fields: Any) -> None:
+        """Positional, as a plain value: `DeltaOp("add", path, value)`; or by field name, as pydantic does.
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form `{op, path: [...], value}` (no `value` for delete)."""
+        `model_validate` comes here too, by field name: what it is not given stays unset (an add
+        without a value is an error, not None) and unknown keys reach pydantic's check.
+        """
+        if op is not MISSING:
+            fields.update(op=op, path=path, value=value)
+        super().__init__(**fields)
+
+    @field_validator("op", mode="before")
+    @classmethod
+    def _known_op(cls, op: Any) -> Any:
+        if op not in _OPS:
+            raise ValueError(f"Unknown delta op {op!r}. Allowed: {', '.join(_OPS)}")
+        return op
+
+    @field_validator("path")
+    @classmethod
+    def _non_empty(cls, path: tuple[str, ...]) -> tuple[str, ...]:
+        if not path:
+            raise ValueError("A delta path must be a non-empty tuple of string keys")
+        return path
+
+    @model_validator(mode="before")
+    @classmethod
+    def _value_given(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "value" not in data and data.get("op") in ("add", "modify"):
+            raise ValueError(f"A {data['op']!r} op needs a 'value'")
+        return data
+
+    @model_serializer(mode="plain")
+    def _wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op, "path": list(self.path)}
         if self.op != "delete":
             out["value"] = self.value
         return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DeltaOp:
-        """Parse the JSON form; raises ValueError naming what is wrong."""
-        if not isinstance(data, dict) or "op" not in data or "path" not in data:
-            raise ValueError(f"A delta op needs 'op' and 'path', got {data!r}")
-        path = data["path"]
-        if not isinstance(path, (list, tuple)):
-            raise ValueError(f"A delta path must be a list of keys, got {path!r}")
-        if data["op"] != "delete" and "value" not in data:
-            raise ValueError(f"A {data['op']!r} op needs a 'value', got {data!r}")
-        return cls(data["op"], tuple(path), data.get("value"))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, DeltaOp):
@@ -79,10 +109,13 @@ class DeltaOp:
         return hash((self.op, self.path))
 
 
+Delta = TypeAdapter(list[DeltaOp])  # a whole delta's wire form: Delta.dump_python(ops, mode="json"), Delta.validate_python
+
+
 def diff(before: dict[str, Any], after: dict[str, Any]) -> list[DeltaOp]:
     """Return the ops turning `before` into `after` (both JSON objects), sorted by path.
 
-    >>> [op.to_dict() for op in diff({"a": {"x": 1}}, {"a": {"x": 2, "y": [1]}})]
+    >>> Delta.dump_python(diff({"a": {"x": 1}}, {"a": {"x": 2, "y": [1]}}), mode="json")
     [{'op': 'modify', 'path': ['a', 'x'], 'value': 2}, {'op': 'add', 'path': ['a', 'y'], 'value': [1]}]
     """
     if not isinstance(before, dict) or not isinstance(after, dict):

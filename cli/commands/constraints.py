@@ -21,7 +21,7 @@ def cmd_constraints(args: argparse.Namespace) -> int:
         if args.env_id and args.env:
             raise UserError("give the env either as ENV_ID or with --env, not both")
         ids = [args.env or args.env_id] if (args.env or args.env_id) else [s.id for s in catalog.list()[0]]
-        from sandbox.calls import SandboxExecutor
+        from sandbox.calls import SandboxCallRunner
         from sandbox.pool import SandboxPool
 
         reports = []
@@ -29,10 +29,10 @@ def cmd_constraints(args: argparse.Namespace) -> int:
             for env_id in ids:
                 handle = catalog.get(env_id)
                 # The shipped reference envs are trusted and run in-process (faster); others in the sandbox.
-                executor = None if handle.reference else SandboxExecutor(handle, pool)
+                runner = None if handle.reference else SandboxCallRunner(handle, pool)
                 print(f"measuring {env_id}{'' if handle.reference else ' (sandboxed)'} ...", file=sys.stderr)
                 try:
-                    reports.append(completeness(handle, seed=args.seed, executor=executor))
+                    reports.append(completeness(handle, seed=args.seed, runner=runner))
                 except ExtractionError as exc:
                     raise UserError(f"env {env_id}: {exc}") from exc
         if args.json:

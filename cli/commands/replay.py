@@ -24,12 +24,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         result = replay(handle, args.state, calls, trusted=args.trusted, final_state=args.final_state)
     except ReplayError as exc:
         if exc.partial is not None and exc.partial.steps and args.json:
-            print_json(exc.partial.to_dict())
+            print_json(exc.partial.model_dump(mode="json"))
         elif exc.partial is not None and exc.partial.steps:
             print_lines(render_replay(exc.partial, final_state=False))
         raise UserError(str(exc)) from None
     if args.json:
-        print_json(result.to_dict())
+        print_json(result.model_dump(mode="json"))
     else:
         print_lines(render_replay(result, final_state=args.final_state))
     return 0 if result.clean else 3

@@ -26,7 +26,7 @@ from typing import Any
 
 from catalog.models import Action, Outcome
 from catalog.plan import Invariant, Plan
-from catalog.state.delta import MISSING, apply_delta, diff_at
+from catalog.state.delta import MISSING, Delta, apply_delta, diff_at
 from catalog.tasks import Task
 from constraints.completeness import TEXT, candidates
 from constraints.spec import Param
@@ -128,7 +128,7 @@ class _Planner:
             for part in path:
                 before = before.get(part, MISSING) if isinstance(before, dict) else MISSING
                 after = after.get(part, MISSING) if isinstance(after, dict) else MISSING
-            ops += [op.to_dict() for op in diff_at(path, before, after)]
+            ops += Delta.dump_python(diff_at(path, before, after), mode="json")
         return _Found(actions, current, ops)
 
     def observes(self, state: dict[str, Any], action: Action, needle: str) -> bool:
@@ -818,7 +818,7 @@ def _solvable(tool: str, params: list[dict[str, Any]], state: dict[str, Any], si
         prediction = simulator.predict(state, action)
         if prediction.abstained or prediction.outcome != Outcome.SUCCESS or not prediction.delta:
             continue
-        delta = [op.to_dict() for op in prediction.delta]
+        delta = Delta.dump_python(prediction.delta, mode="json")
         if any(op["path"][0] != "env_meta" for op in delta):
             return action, delta
     return None

@@ -53,9 +53,9 @@ class Answer:
 
 
 def _execute(env: StepEnv, action: Action) -> tuple[Any, str, list[dict[str, Any]], bool]:
+    """The env's step: its observation, and its outcome and delta in the step's wire form (serving's `info`)."""
     observation, _reward, terminated, truncated, info = env.step(action)
-    outcome = info.get("outcome", "success")
-    return observation, str(getattr(outcome, "value", outcome)), list(info.get("delta", [])), terminated or truncated
+    return observation, str(info.get("outcome", "success")), list(info.get("delta", [])), terminated or truncated
 
 
 class EnvSteps:

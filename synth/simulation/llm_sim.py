@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from catalog.bench.items import BenchItem, SimResult
+from catalog.state.delta import Delta
 from constraints.extract import ExtractionError
 from constraints.simulate import item_spec
 from synth.llm import (
@@ -160,7 +161,7 @@ class LLMSim:
                 violations += [f"after re-ask: {v}" for v in check.violations]
                 answer, raw = second, raw + "\n--- re-ask ---\n" + _dump(second)
         return _result(usage, observation=parse_observation(answer["observation"]),
-                            delta=[op.to_dict() for op in check.kept], violations=violations,
+                            delta=Delta.dump_python(check.kept, mode="json"), violations=violations,
                             repairs=check.dropped, reasks=reasks, raw=raw)
 
     def _ask(self, messages: list[dict[str, str]], schema: dict[str, Any], usage: Usage) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalog.models import Outcome
-from catalog.state.delta import diff
+from catalog.state.delta import Delta, diff
 
 from .conftest import REFERENCE_IDS
 
@@ -100,6 +100,6 @@ def test_same_call_on_same_state_gives_same_result(env_id, reference, runtimes):
         outcomes = []
         for _ in range(2):
             runtime.reset(handle.state(task.state))
-            outcomes.append([(r.observation, [o.to_dict() for o in r.delta], r.state)
+            outcomes.append([(r.observation, Delta.dump_python(r.delta, mode="json"), r.state)
                              for r in (runtime.call(a, snapshot=True) for a in task.solution)])
         assert outcomes[0] == outcomes[1]

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from catalog.state.delta import DeltaConflict, DeltaOp, apply_delta, diff
+from catalog.state.delta import Delta, DeltaConflict, DeltaOp, apply_delta, diff
 from catalog.state.jsonable import json_equal
 
 keys = st.one_of(
@@ -109,7 +109,7 @@ def test_deletions_round_trip(state, data):
                           st.lists(keys, min_size=1, max_size=3).map(tuple), json_values)))
 def test_ops_round_trip_through_json(ops):
     for op in ops:
-        back = DeltaOp.from_dict(op.to_dict())
+        back = DeltaOp.model_validate(op.model_dump(mode="json"))
         assert back.op == op.op and back.path == op.path
         if op.op != "delete":
             assert json_equal(back.value, op.value)
@@ -124,7 +124,7 @@ def test_dotted_and_unicode_keys_are_separate_paths():
 def test_a_changed_list_is_one_modify_and_a_new_key_one_add():
     before = {"t": {"r": {"tags": [1, 2], "n": 1}}}
     after = {"t": {"r": {"tags": [1, 2, 3], "n": 1}, "s": {"x": {"y": 1}}}}
-    assert [op.to_dict() for op in diff(before, after)] == [
+    assert Delta.dump_python(diff(before, after), mode="json") == [
         {"op": "modify", "path": ["t", "r", "tags"], "value": [1, 2, 3]},
         {"op": "add", "path": ["t", "s"], "value": {"x": {"y": 1}}},
     ]
@@ -148,4 +148,4 @@ def test_bad_ops_are_rejected_with_a_clear_message():
     with pytest.raises(ValueError, match="non-empty tuple"):
         DeltaOp("add", ())
     with pytest.raises(ValueError, match="needs a 'value'"):
-        DeltaOp.from_dict({"op": "add", "path": ["a"]})
+        DeltaOp.model_validate({"op": "add", "path": ["a"]})

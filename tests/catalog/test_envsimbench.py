@@ -22,7 +22,7 @@ from catalog.bench.envsimbench import (
 )
 from catalog.bench.items import BenchItem, item_id
 from catalog.models import Action, Outcome, Strata
-from catalog.state.delta import diff
+from catalog.state.delta import Delta, diff
 
 CLASS_CODE = '''from typing import Dict, TypedDict
 
@@ -52,7 +52,7 @@ def make_item(env_id, state, action, observation, next_state, *, code=CLASS_CODE
     outcome = Outcome.SUCCESS if observation.get("success") else Outcome.FAILURE
     return BenchItem(id=item_id(env_id, state, action), env_id=env_id, env_kind=kind, env_entry=entry,
                      env_code=code, state=state, action=action, observation=observation, next_state=next_state,
-                     delta=[op.to_dict() for op in delta], strata=Strata.of(outcome, len(delta), len(action.arguments)))
+                     delta=Delta.dump_python(delta, mode="json"), strata=Strata.of(outcome, len(delta), len(action.arguments)))
 
 
 @pytest.fixture

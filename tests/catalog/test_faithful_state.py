@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from catalog.models import EnvManifest, Outcome
 from catalog.runtime import ClassRuntime, load_module
 from catalog.state import _tracking, codec
-from catalog.state.delta import apply_delta
+from catalog.state.delta import Delta, apply_delta
 from catalog.store import Catalog
 
 from .test_codec import same
@@ -91,8 +91,8 @@ def run_directly(instance: Any, calls: list[dict[str, Any]], types: codec.TypeNa
                 observation, outcome = {"error": f"{type(exc).__name__}: {exc}"}, Outcome.CRASH
         after = _tracking.encode_state(instance, types)
         delta, hidden = _tracking.state_delta(before, after)
-        steps.append({"observation": observation, "outcome": outcome, "delta": [op.to_dict() for op in delta],
-                      "hidden_delta": [op.to_dict() for op in hidden], "state": after.state(hidden=True),
+        steps.append({"observation": observation, "outcome": outcome, "delta": Delta.dump_python(delta, mode="json"),
+                      "hidden_delta": Delta.dump_python(hidden, mode="json"), "state": after.state(hidden=True),
                       "public_before": before.state(), "values": copy.deepcopy(_values(instance))})
         before = after
     return steps
@@ -123,7 +123,7 @@ def check_step(step: dict[str, Any], observation: Any, outcome: Outcome, delta: 
 def _op(data: dict[str, Any]) -> Any:
     from catalog.state.delta import DeltaOp
 
-    return DeltaOp.from_dict(data)
+    return DeltaOp.model_validate(data)
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +152,7 @@ def test_runtime_matches_the_class_on_every_call(env_class: type, config: dict[s
     runtime.reset(config)
     for call, step in zip(CALLS, expected, strict=True):
         result = runtime.call(call, snapshot=True)
-        check_step(step, result.observation, result.outcome, [op.to_dict() for op in result.delta],
+        check_step(step, result.observation, result.outcome, Delta.dump_python(result.delta, mode="json"),
                    result.info.get("hidden_delta", []), runtime.snapshot(hidden=True), call)
         assert result.state == runtime.snapshot()
         assert same(step["values"], codec.decode(runtime.snapshot(hidden=True), runtime.types))
@@ -171,7 +171,7 @@ def test_a_mid_run_snapshot_resumes_exactly(env_class: type, config: dict[str, A
     assert text(second.snapshot(hidden=True)) == text(saved)
     for call, step in zip(CALLS[MIDWAY:], expected[MIDWAY:], strict=True):
         result = second.call(call)
-        check_step(step, result.observation, result.outcome, [op.to_dict() for op in result.delta],
+        check_step(step, result.observation, result.outcome, Delta.dump_python(result.delta, mode="json"),
                    result.info.get("hidden_delta", []), second.snapshot(hidden=True), call)
 
 
@@ -218,12 +218,12 @@ def test_the_sandbox_matches_the_class(tmp_path: Path, env_class: type, config: 
             if index == MIDWAY:
                 saved = runtime.snapshot(hidden=True)
             result = runtime.call(call)
-            check_step(step, result.observation, result.outcome, [op.to_dict() for op in result.delta],
+            check_step(step, result.observation, result.outcome, Delta.dump_python(result.delta, mode="json"),
                        result.info.get("hidden_delta", []), runtime.snapshot(hidden=True), call)
         runtime.reset(saved)  # a mid-run snapshot, in a worker that never saw the first half
         for call, step in zip(CALLS[MIDWAY:], expected[MIDWAY:], strict=True):
             result = runtime.call(call)
-            check_step(step, result.observation, result.outcome, [op.to_dict() for op in result.delta],
+            check_step(step, result.observation, result.outcome, Delta.dump_python(result.delta, mode="json"),
                        result.info.get("hidden_delta", []), runtime.snapshot(hidden=True), call)
     finally:
         runtime.close()  # type: ignore[union-attr]
@@ -258,10 +258,10 @@ def test_pydantic_models_are_state_and_results() -> None:
     runtime = ClassRuntime(Toolkit)
     runtime.reset({})
     result = runtime.call({"name": "rename", "arguments": {"user_id": "u1", "name": "Grace"}})
-    assert [op.to_dict() for op in result.delta] == [
+    assert Delta.dump_python(result.delta, mode="json") == [
         {"op": "modify", "path": ["db", "attrs", "users", "u1", "attrs", "name"], "value": "Grace"}]
     assert result.observation["type"].endswith(":User") and result.observation["attrs"]["name"] == "Grace"
-    assert [op.to_dict() for op in runtime.call({"name": "flag", "arguments": {"flag": "vip"}}).delta] == [
+    assert Delta.dump_python(runtime.call({"name": "flag", "arguments": {"flag": "vip"}}).delta, mode="json") == [
         {"op": "modify", "path": ["db", "attrs", "flags", "items"], "value": ["vip"]}]
     restored = ClassRuntime(Toolkit)
     restored.reset(runtime.snapshot())

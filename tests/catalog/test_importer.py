@@ -7,7 +7,7 @@ import pytest
 from catalog.importing.importer import ImportProblem, import_class_env
 from catalog.store import Catalog
 from constraints.completeness import completeness
-from sandbox.calls import SandboxExecutor
+from sandbox.calls import SandboxCallRunner
 from sandbox.loadcheck import sandbox_load_check
 from sandbox.pool import SandboxPool
 from sandbox.session import open_runtime
@@ -35,7 +35,7 @@ def test_envscaler_class_with_a_scenario_record(tmp_path):
     assert [op.path for op in result.delta] == [("books", "b1", "stock"), ("order_seq",), ("orders", "ord2")]
     assert report.files == ["env.py"]
     with SandboxPool(1) as pool:
-        report = completeness(handle, executor=SandboxExecutor(handle, pool))
+        report = completeness(handle, runner=SandboxCallRunner(handle, pool))
     assert report.wrong == 0 and report.steps > 20
 
 
@@ -55,7 +55,7 @@ def test_load_scenario_class_with_sibling_modules_by_package_path_and_relative_i
     too_far = runtime.call({"name": "log_trip", "arguments": {"vehicle_id": "V1", "miles": 400}})
     assert too_far.outcome.value == "failure" and "exceeds the range" in too_far.observation["error"]
     with SandboxPool(1) as pool:
-        report = completeness(handle, executor=SandboxExecutor(handle, pool))
+        report = completeness(handle, runner=SandboxCallRunner(handle, pool))
     assert report.wrong == 0 and report.guards_triggered == report.guards_total
 
 

@@ -8,6 +8,7 @@ from sqlmodel import Field
 from catalog.envkit import Env, ToolError, fail, ok, table_base, tool
 from catalog.models import Outcome
 from catalog.runtime import ClassRuntime, EnvLoadError, SqlRuntime, StateError
+from catalog.state.delta import Delta
 
 Table = table_base()
 
@@ -94,7 +95,7 @@ def toy():
 def test_success_reports_changes_with_time_from_the_state(toy):
     result = toy.call({"name": "bump", "arguments": {"item_id": "a", "by": 2}})
     assert result.outcome is Outcome.SUCCESS
-    assert [op.to_dict() for op in result.delta] == [
+    assert Delta.dump_python(result.delta, mode="json") == [
         {"op": "modify", "path": ["items", "a", "qty"], "value": 3},
         {"op": "modify", "path": ["items", "a", "seen_at"], "value": "2026-02-03T04:05:06+00:00"},
         {"op": "modify", "path": ["items", "a", "tags"], "value": ["bumped"]},
@@ -112,7 +113,7 @@ def test_new_ids_come_from_a_counter_in_the_state(toy):
 
 def test_deletion_is_one_delete_op(toy):
     result = toy.call({"name": "remove", "arguments": {"item_id": "a"}}, snapshot=True)
-    assert [op.to_dict() for op in result.delta] == [{"op": "delete", "path": ["items", "a"]}]
+    assert Delta.dump_python(result.delta, mode="json") == [{"op": "delete", "path": ["items", "a"]}]
     assert result.state["items"] == {}
 
 
@@ -137,7 +138,7 @@ def test_crash_is_a_result_and_rolls_back_flushed_writes(toy):
 def test_a_returned_failure_keeps_its_writes_so_bugs_stay_visible(toy):
     result = toy.call({"name": "write_then_fail", "arguments": {"item_id": "a"}})
     assert result.outcome is Outcome.FAILURE
-    assert [op.to_dict() for op in result.delta] == [{"op": "modify", "path": ["items", "a", "qty"], "value": -1}]
+    assert Delta.dump_python(result.delta, mode="json") == [{"op": "modify", "path": ["items", "a", "qty"], "value": -1}]
 
 
 @pytest.mark.parametrize("action, message", [
@@ -253,7 +254,7 @@ def test_class_tools_are_public_methods_in_definition_order(warehouse):
 
 def test_nested_dicts_lists_and_attributes_are_tracked(warehouse):
     result = warehouse.call({"name": "move", "arguments": {"src": "A", "dst": "C", "n": 2}}, snapshot=True)
-    assert [op.to_dict() for op in result.delta] == [
+    assert Delta.dump_python(result.delta, mode="json") == [
         {"op": "modify", "path": ["bins", "A", "stock", "units"], "value": 3},
         {"op": "add", "path": ["bins", "C"], "value": {"stock": {"units": 2}}},
         {"op": "modify", "path": ["counter"], "value": 1},
@@ -261,14 +262,14 @@ def test_nested_dicts_lists_and_attributes_are_tracked(warehouse):
     ]
     # the bin created during the call is tracked from now on
     again = warehouse.call({"name": "move", "arguments": {"src": "C", "dst": "B.1", "n": 1}})
-    assert {"op": "modify", "path": ["bins", "C", "stock", "units"], "value": 1} in [o.to_dict() for o in again.delta]
-    assert {"op": "modify", "path": ["bins", "B.1", "stock", "units"], "value": 1} in [o.to_dict() for o in again.delta]
+    assert {"op": "modify", "path": ["bins", "C", "stock", "units"], "value": 1} in Delta.dump_python(again.delta, mode="json")
+    assert {"op": "modify", "path": ["bins", "B.1", "stock", "units"], "value": 1} in Delta.dump_python(again.delta, mode="json")
 
 
 def test_a_dict_inside_a_list_changes_the_whole_list(warehouse):
     warehouse.call({"name": "move", "arguments": {"src": "A", "dst": "B.1", "n": 1}})
     result = warehouse.call({"name": "tag_entry", "arguments": {"index": 0}})
-    assert [op.to_dict() for op in result.delta] == [
+    assert Delta.dump_python(result.delta, mode="json") == [
         {"op": "modify", "path": ["log"], "value": [{"src": "A", "dst": "B.1", "n": 1, "tag": "checked"}]}]
 
 
@@ -276,7 +277,7 @@ def test_raised_failure_exception_is_a_failure(warehouse):
     result = warehouse.call({"name": "drop", "arguments": {"name": "Z"}})
     assert result.outcome is Outcome.FAILURE and result.observation == {"success": False, "error": "no bin Z"}
     ok_result = warehouse.call({"name": "drop", "arguments": {"name": "B.1"}})
-    assert [op.to_dict() for op in ok_result.delta] == [{"op": "delete", "path": ["bins", "B.1"]}]
+    assert Delta.dump_python(ok_result.delta, mode="json") == [{"op": "delete", "path": ["bins", "B.1"]}]
 
 
 def test_class_crash_keeps_what_the_code_wrote(warehouse):
@@ -284,17 +285,17 @@ def test_class_crash_keeps_what_the_code_wrote(warehouse):
     result = warehouse.call({"name": "wipe_then_crash", "arguments": {}}, snapshot=True)
     assert result.outcome is Outcome.CRASH and result.observation == {"error": "RuntimeError: boom"}
     assert result.state == {"bins": {}, "log": ["x"], "counter": 99}
-    assert [op.to_dict() for op in result.delta] == [
+    assert Delta.dump_python(result.delta, mode="json") == [
         {"op": "delete", "path": ["bins", "A"]}, {"op": "delete", "path": ["bins", "B.1"]},
         {"op": "modify", "path": ["counter"], "value": 99}, {"op": "modify", "path": ["log"], "value": ["x"]}]
 
 
 def test_moved_containers_are_tracked_at_their_new_path(warehouse):
     first = warehouse.call({"name": "rename", "arguments": {"old": "A", "new": "Z"}})
-    assert [op.to_dict() for op in first.delta] == [
+    assert Delta.dump_python(first.delta, mode="json") == [
         {"op": "delete", "path": ["bins", "A"]}, {"op": "add", "path": ["bins", "Z"], "value": {"stock": {"units": 6}}}]
     second = warehouse.call({"name": "move", "arguments": {"src": "Z", "dst": "B.1", "n": 1}})
-    assert {"op": "modify", "path": ["bins", "Z", "stock", "units"], "value": 5} in [o.to_dict() for o in second.delta]
+    assert {"op": "modify", "path": ["bins", "Z", "stock", "units"], "value": 5} in Delta.dump_python(second.delta, mode="json")
 
 
 class ByConstructor:
@@ -325,7 +326,7 @@ def test_init_by_constructor_and_int_keys():
     runtime.reset({"rooms": {"101": {"free": True}}})
     result = runtime.call({"name": "book", "arguments": {"room": 101}}, snapshot=True)
     # int keys stay int: the encoded dict addresses its records through "items"
-    assert [op.to_dict() for op in result.delta] == [
+    assert Delta.dump_python(result.delta, mode="json") == [
         {"op": "modify", "path": ["rooms", "items", "101", "free"], "value": False}]
     assert result.state == {"rooms": {"__py__": "dict", "keys": "int", "items": {"101": {"free": False}}}}
 
@@ -336,7 +337,7 @@ def test_init_by_load_scenario():
     runtime.reset({"accounts": {"x": 1}})
     result = runtime.call({"name": "deposit", "arguments": {"account": "x", "amount": 2}})
     assert result.observation == {"balance": 3}
-    assert [op.to_dict() for op in result.delta] == [{"op": "modify", "path": ["accounts", "x"], "value": 3}]
+    assert Delta.dump_python(result.delta, mode="json") == [{"op": "modify", "path": ["accounts", "x"], "value": 3}]
 
 
 def test_a_config_the_class_rejects_is_a_state_error():
@@ -364,7 +365,7 @@ def test_envscaler_classes_load_every_config_key_over_constructor_defaults():
     state = runtime.snapshot()
     assert state["users"] == {"u1": {"name": "A"}} and state["clock"] == "2026-05-05T00:00:00"
     result = runtime.call({"name": "rename", "arguments": {"user_id": "u1", "name": "B"}})
-    assert [op.to_dict() for op in result.delta] == [{"op": "modify", "path": ["users", "u1", "name"], "value": "B"}]
+    assert Delta.dump_python(result.delta, mode="json") == [{"op": "modify", "path": ["users", "u1", "name"], "value": "B"}]
 
 
 def test_values_assigned_in_one_call_are_seen_as_stored_in_the_next():

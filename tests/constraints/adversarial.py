@@ -26,7 +26,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from catalog.state import codec
-from catalog.state.delta import DeltaOp
+from catalog.state.delta import Delta
 from catalog.state.jsonable import json_equal
 from constraints.extract import extract_spec
 from constraints.simulate import SpecSimulator
@@ -582,7 +582,7 @@ def run_corpus(cases: list[EnvCase], pool: SandboxPool, tally: Tally | None = No
                 break
             prediction = simulators[number].predict(before, action)
             tally.calls += 1
-            observed = [DeltaOp.from_dict(op) for op in executed.delta]
+            observed = executed.delta
             if prediction.abstained:
                 tally.abstained += 1
                 tally.reasons[(prediction.reason or "?")[:70]] += 1
@@ -594,7 +594,7 @@ def run_corpus(cases: list[EnvCase], pool: SandboxPool, tally: Tally | None = No
                     tally.wrong_cases.append({
                         "source": case.source, "state": before, "action": action,
                         "predicted": prediction.observation, "observed": executed.observation,
-                        "predicted_delta": [op.to_dict() for op in prediction.delta], "observed_delta": executed.delta})
+                        "predicted_delta": Delta.dump_python(prediction.delta, mode="json"), "observed_delta": Delta.dump_python(executed.delta, mode="json")})
             before = executed.state if executed.state is not None else before  # an invalid call runs nothing
     return tally
 

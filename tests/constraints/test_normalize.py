@@ -19,7 +19,7 @@ from constraints.completeness import CompletenessRun, spec_of
 from constraints.extract import extract_spec
 from constraints.normalize import class_source
 from constraints.simulate import SpecSimulator
-from sandbox.calls import SandboxExecutor
+from sandbox.calls import SandboxCallRunner
 from sandbox.pool import Job, SandboxPool
 
 CONVENTIONS = Path(__file__).resolve().parents[1] / "fixtures" / "external" / "conventions"
@@ -68,7 +68,7 @@ def test_completeness_is_never_wrong(imported: Catalog, pool: SandboxPool, env_i
     handle = imported.get(env_id)
     if env_id == "lending":
         _module_state(handle, pool)
-    run = CompletenessRun(handle, seed=1, calls_per_tool=6, search_budget=150, executor=SandboxExecutor(handle, pool))
+    run = CompletenessRun(handle, seed=1, calls_per_tool=6, search_budget=150, runner=SandboxCallRunner(handle, pool))
     report = run.run()
     assert report.wrong == 0, report.wrong_examples
     assert report.steps > 20 and not report.sandbox_events

@@ -5,6 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalog.runtime import ClassRuntime
+from catalog.state.delta import Delta
 from catalog.state.jsonable import json_equal
 from constraints.completeness import completeness, spec_of
 from constraints.extract import extract_spec
@@ -60,7 +61,7 @@ def test_unfollowable_code_makes_it_abstain_not_guess():
 
     placed = simulator.predict(state, {"name": "place", "arguments": {"slot_id": "s1", "item": "b"}})
     assert not placed.abstained
-    assert [op.to_dict() for op in placed.delta] == [
+    assert Delta.dump_python(placed.delta, mode="json") == [
         {"op": "modify", "path": ["log"], "value": [{"placed": "b"}]},
         {"op": "add", "path": ["meta", "count"], "value": 0},
         {"op": "add", "path": ["meta", "last"], "value": "b"},

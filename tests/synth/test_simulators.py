@@ -9,6 +9,7 @@ import pytest
 
 from catalog.bench.items import BenchItem, SimResult
 from catalog.models import Action, Strata
+from catalog.state.delta import Delta
 from catalog.store import Catalog
 from constraints.simulate import SpecSimulator, item_spec
 from constraints.spec import ConstraintSpec
@@ -217,8 +218,8 @@ def test_validator_catches_planted_violations(borrow, blocked):
     assert "books.times_borrowed takes a int, got 'eight'" in text
     assert "loans.returned_at" in text
     assert "add ['fines', 'fine-9']" in text
-    assert check.dropped == len(planted) and check.kept == [op for op in check.kept if op.to_dict() in good]
-    assert strict_config_match(borrow.state, [op.to_dict() for op in check.kept], borrow.next_state)
+    assert check.dropped == len(planted) and check.kept == [op for op in check.kept if op.model_dump(mode="json") in good]
+    assert strict_config_match(borrow.state, Delta.dump_python(check.kept, mode="json"), borrow.next_state)
 
     clean = check_answer(borrow.observation, good, borrow.state, spec, "borrow_book")
     assert clean.ok and clean.dropped == 0
@@ -353,7 +354,7 @@ def test_gold_answers_pass_the_validator_and_the_slice_suffices(env_id):
             result = runtime.call(Action(name=tool, arguments=arguments), snapshot=True)
             if result.outcome.value not in ("success", "failure"):
                 continue
-            delta = [op.to_dict() for op in result.delta]
+            delta = Delta.dump_python(result.delta, mode="json")
             check = check_answer(result.observation, delta, state, spec, tool)
             assert check.ok, (tool, arguments, check.violations)
             full = SpecSimulator(spec).predict(state, Action(name=tool, arguments=arguments))

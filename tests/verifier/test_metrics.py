@@ -2,7 +2,7 @@
 
 from hypothesis import given
 
-from catalog.state.delta import diff
+from catalog.state.delta import Delta, diff
 from verifier.audit.metrics import (
     envsimbench_config_match,
     feedback_match,
@@ -82,6 +82,6 @@ def test_op_scores():
 
 @given(states, states)
 def test_the_gold_delta_always_matches_under_strict_cm(before, after):
-    ops = [op.to_dict() for op in diff(before, after)]
+    ops = Delta.dump_python(diff(before, after), mode="json")
     assert strict_config_match(before, ops, after)
     assert op_scores(ops, diff(before, after))["f1"] == 1.0

@@ -173,7 +173,7 @@ def test_replay_of_jsonl_matches_the_class_run_directly(desk):
     result = replay(handle, "monday", read_calls(script), states=True, final_state=True)  # in the sandbox
     assert result.env == "help-desk" and result.state == "monday"
     check_against_direct(result, module)
-    assert [op.to_dict() for op in result.steps[1].result.delta][0]["path"] == ["next_id"]
+    assert result.steps[1].result.delta[0].path == ("next_id",)
 
 
 @pytest.mark.parametrize("layout", ["list", "jsonl", "record"])
@@ -219,7 +219,7 @@ def test_replay_on_a_sql_reference_env_from_a_state_file(reference, tmp_path):
     by_file = replay(sandboxed, str(path), calls, states=True, final_state=True)
     by_name = replay(handle, "quiet", calls, trusted=True, states=True, final_state=True)
     assert by_file.state == str(path) and by_name.state == "quiet"
-    assert [s.to_dict() for s in by_file.steps] == [s.to_dict() for s in by_name.steps]
+    assert [s.model_dump(mode="json") for s in by_file.steps] == [s.model_dump(mode="json") for s in by_name.steps]
     assert [s.result.outcome.value for s in by_file.steps] == ["success", "failure", "failure"]
     assert by_file.final_state == by_name.final_state != state
 
@@ -241,7 +241,7 @@ def test_unreadable_arguments_are_an_invalid_step_not_an_abort(reference):
     assert calls[1].problem == "arguments must be a JSON object, got list"
     result = replay(reference.get("library"), None, calls, trusted=True)
     assert [s.result.outcome.value for s in result.steps] == ["invalid", "invalid", "success"]
-    assert result.state == "default" and result.steps[0].to_dict()["arguments"] == "{oops"
+    assert result.state == "default" and result.steps[0].model_dump(mode="json")["arguments"] == "{oops"
 
 
 def test_call_file_formats():

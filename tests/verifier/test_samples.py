@@ -11,7 +11,7 @@ from catalog.bench.envsimbench import from_envsimbench, read_jsonl, to_envsimben
 from catalog.bench.items import BenchItem, item_id
 from catalog.bench.strata import RUNG_NAMES
 from catalog.models import EnvManifest
-from catalog.state.delta import DeltaOp, apply_delta, diff
+from catalog.state.delta import Delta, apply_delta, diff
 from catalog.state.jsonable import json_equal
 from catalog.store import Catalog, CatalogError
 from constraints.spec import ConstraintSpec
@@ -123,8 +123,8 @@ def test_items_are_self_contained_and_consistent(exported, reference):
         assert item.id == item_id(item.env_id, item.state, item.action)
         assert item.env_code == handle.source() and item.env_kind == handle.manifest.kind
         assert handle.manifest.name in item.env_doc
-        assert item.delta == [op.to_dict() for op in diff(item.state, item.next_state)]
-        assert json_equal(apply_delta(item.state, [DeltaOp.from_dict(op) for op in item.delta]), item.next_state)
+        assert item.delta == Delta.dump_python(diff(item.state, item.next_state), mode="json")
+        assert json_equal(apply_delta(item.state, Delta.validate_python(item.delta)), item.next_state)
         assert item.strata.delta_size == len(item.delta) and item.strata.arg_count == len(item.action.arguments)
         if item.strata.outcome == "failure":
             assert item.delta == [] and item.observation["success"] is False

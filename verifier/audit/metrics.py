@@ -122,7 +122,7 @@ def envsimbench_config_match(state: dict[str, Any], predicted_ops: Any, gold_nex
     try:
         for op in predicted_ops if isinstance(predicted_ops, list) else []:
             if isinstance(op, DeltaOp):
-                op = op.to_dict()
+                op = op.model_dump(mode="json")
             kind = str(op.get("op", op.get("type", ""))).lower()
             keys = _dotted(op.get("path"))
             node: Any = predicted

@@ -185,7 +185,7 @@ def _op_line(sign: str, op: DeltaOp) -> str:
 
 def op_diff(predicted: Any, gold: Sequence[dict[str, Any]], limit: int = 6) -> tuple[list[str], int]:
     """Short diff of predicted vs gold ops: '-' gold ops missed, '+' predicted ops not in gold; and the gap size."""
-    gold_ops = {(o.op, o.path, canonical_json(o.value)): o for o in (DeltaOp.from_dict(d) for d in gold)}
+    gold_ops = {(o.op, o.path, canonical_json(o.value)): o for o in (DeltaOp.model_validate(d) for d in gold)}
     try:
         predicted_ops = {(o.op, o.path, canonical_json(o.value)): o for o in parse_delta(predicted)}
         note: list[str] = []

@@ -48,7 +48,7 @@ from typing import Any
 from catalog.bench.items import BenchItem, SimResult, Simulator
 from catalog.bench.strata import RUNG_NAMES, rung_of_strata
 from catalog.errors import EnvforgeError
-from catalog.state.delta import DeltaOp
+from catalog.state.delta import Delta
 from executors import LOCAL, ExecutorSpec, open_pool
 from verifier.audit.feed import PoolFeed, Predictions, is_fatal
 from verifier.audit.metrics import envsimbench_config_match, feedback_match, op_scores, strict_config_match
@@ -123,7 +123,7 @@ def score_prediction(item: BenchItem, prediction: SimResult) -> dict[str, Any]:
     scores = dict(missed, fm=feedback_match(prediction.observation, item.observation))
     if prediction.delta is None:
         return scores
-    ops = op_scores(prediction.delta, [DeltaOp.from_dict(op) for op in item.delta])
+    ops = op_scores(prediction.delta, Delta.validate_python(item.delta))
     scores.update(cm_strict=strict_config_match(item.state, prediction.delta, item.next_state),
                   cm_compat=envsimbench_config_match(item.state, prediction.delta, item.next_state),
                   op_p=ops["precision"], op_r=ops["recall"], op_f1=ops["f1"])

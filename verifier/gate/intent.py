@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.plan import Plan, PlanEffect, PlanEntity, PlanRule, PlanTool
+from catalog.state.delta import Delta
 from catalog.state.jsonable import json_equal
 from constraints.simulate import SpecSimulator
 from constraints.spec import ConstraintSpec
@@ -103,7 +104,7 @@ def disagreement(prediction: Any, call: Any) -> str | None:
         return None
     if not json_equal(prediction.observation, call.observation):
         return f"observation: plan says {prediction.observation!r}, code returned {call.observation!r}"
-    delta = [op.to_dict() for op in prediction.delta]
-    if not json_equal(delta, call.delta):
-        return f"delta: plan says {delta}, code did {call.delta}"
+    delta, done = Delta.dump_python(prediction.delta, mode="json"), Delta.dump_python(call.delta, mode="json")
+    if not json_equal(delta, done):
+        return f"delta: plan says {delta}, code did {done}"
     return None

@@ -33,7 +33,7 @@ from catalog.store import EnvHandle
 from constraints.completeness import CandidateCache, CompletenessRun
 from constraints.report import CompletenessReport
 from constraints.spec import ConstraintSpec, Param
-from sandbox.calls import SandboxExecutor
+from sandbox.calls import SandboxCallRunner
 from sandbox.pool import Job, JobResult, SandboxPool
 from verifier.gate.checks import CHECKS, CheckResult, Severity, Verdict, check, runnable
 from verifier.gate.findings import READ_PREFIXES, determinism_cause, first_difference, looks_like_error
@@ -83,7 +83,7 @@ class PropertySuite:
         self.examples, self.seed, self.effort = examples, seed, effort
         self._guards_seen: CompletenessReport | None = None
         self.states = {name: handle.state(name) for name in handle.state_names()}
-        self.executor = SandboxExecutor(handle, pool)
+        self.runner = SandboxCallRunner(handle, pool)
         self.candidates = CandidateCache()
         self._cache: dict[str, JobResult] = {}
         self._sequences: dict[str, Sequence] = {}
@@ -138,7 +138,7 @@ class PropertySuite:
         state_name, actions = sequence
         key = repr((state_name, [a.model_dump() for a in actions]))
         if key not in self._cache:
-            self._cache[key] = self.executor.job(state_name, actions)
+            self._cache[key] = self.runner.job(state_name, actions)
             self._sequences[key] = sequence
         return self._cache[key]
 
@@ -173,7 +173,7 @@ class PropertySuite:
         detail = violated(found) or (said[0] if said else "")
         state_name, actions = found
         return Verdict(False, {"state": state_name, "actions": [a.model_dump() for a in actions],
-                                         "results": [c.__dict__ for c in self.run(found).calls]}, str(detail))
+                                         "results": [c.model_dump(mode="json") for c in self.run(found).calls]}, str(detail))
 
     def search_seen(self, violated: Violation) -> Verdict:
         """Like `search`, for a property of results alone.
@@ -281,7 +281,7 @@ class PropertySuite:
             return found
         run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(), spec=self.spec,
                               states=self.states,
-                              search_budget=int(self.GUARD_BUDGET * self.effort), executor=self.executor,
+                              search_budget=int(self.GUARD_BUDGET * self.effort), runner=self.runner,
                               simulator=simulator)
         report = run.run()
         self._guards_seen = report  # the same calls tell which guards fired
@@ -324,7 +324,7 @@ class PropertySuite:
         def violated(seq: Sequence) -> str | None:
             for action, call in zip(seq[1], self.run(seq).calls, strict=False):
                 if call.outcome == "failure" and call.delta:
-                    return f"{action.name} failed but changed {[op['path'] for op in call.delta]}"
+                    return f"{action.name} failed but changed {[list(op.path) for op in call.delta]}"
             return None
         return self.search(violated)
 
@@ -334,8 +334,8 @@ class PropertySuite:
         def violated(seq: Sequence) -> str | None:
             for action, call in zip(seq[1], self.run(seq).calls, strict=False):
                 for op in call.delta:
-                    if not self._allowed(action.name, op["path"]):
-                        return f"{action.name} wrote {op['path']} outside its write set {self.spec.tools[action.name].write_set}"
+                    if not self._allowed(action.name, list(op.path)):
+                        return f"{action.name} wrote {list(op.path)} outside its write set {self.spec.tools[action.name].write_set}"
             return None
         return self.search(violated)
 
@@ -347,7 +347,7 @@ class PropertySuite:
         def violated(seq: Sequence) -> str | None:
             for action, call in zip(seq[1], self.run(seq).calls, strict=False):
                 if action.name in readers and call.delta:
-                    return f"read tool {action.name} changed {[op['path'] for op in call.delta]}"
+                    return f"read tool {action.name} changed {[list(op.path) for op in call.delta]}"
             return None
         return self.search(violated)
 
@@ -356,7 +356,7 @@ class PropertySuite:
         """The same calls on the same state, in two fresh runtimes, give the same results; else name the cause."""
         def violated(seq: Sequence) -> str | None:
             first = self.run(seq)
-            second = self.executor.job(seq[0], seq[1])
+            second = self.runner.job(seq[0], seq[1])
             one = [(c.observation, c.delta, c.outcome, c.state) for c in first.calls]
             two = [(c.observation, c.delta, c.outcome, c.state) for c in second.calls]
             if one == two and first.event == second.event:
@@ -407,7 +407,7 @@ class PropertySuite:
         if report is None:
             run = CompletenessRun(self.handle, seed=self.seed, calls_per_tool=self._calls(), spec=self.spec,
                                   states=self.states,
-                                  search_budget=int(self.GUARD_BUDGET * self.effort), executor=self.executor)
+                                  search_budget=int(self.GUARD_BUDGET * self.effort), runner=self.runner)
             report = run.run()
         ok = report.guards_triggered == report.guards_total
         return Verdict(ok, None if ok else {"untriggered": report.untriggered_guards},
@@ -509,7 +509,7 @@ class PropertySuite:
                 action = self._mistyped(tool, state)
                 if action is None:
                     continue
-                call = self.executor.job(state_name, [action]).calls
+                call = self.runner.job(state_name, [action]).calls
                 if call and call[0].info.get("ill_typed") and call[0].outcome in ("success", "failure"):
                     accepted.append({"state": state_name, "action": action.model_dump(),
                                      "outcome": call[0].outcome, "ill_typed": call[0].info["ill_typed"]})

@@ -50,7 +50,7 @@ from typing import Any
 from catalog.bench.items import BenchItem, item_id
 from catalog.bench.strata import rung, rung_of
 from catalog.models import Action, Outcome, StepResult
-from catalog.state.delta import DeltaConflict, DeltaOp, apply_delta, diff
+from catalog.state.delta import Delta, DeltaConflict, apply_delta, diff
 from catalog.state.jsonable import canonical_json, json_equal
 from catalog.store import Catalog, CatalogError, EnvHandle
 from constraints.completeness import CompletenessRun
@@ -250,10 +250,10 @@ class _EnvSearch:
             if bucket is not None and key not in self.keys and len(self.candidates[bucket]) < self.MAX_PER_BUCKET:
                 self.keys.add(key)
                 self.candidates[bucket].append(_Candidate(self.id, bucket, key, state, action, call.observation,
-                                                          call.delta, call.outcome))
+                                                          Delta.dump_python(call.delta, mode="json"), call.outcome.value))
             if call.delta:
                 try:
-                    state = apply_delta(state, [DeltaOp.from_dict(op) for op in call.delta])
+                    state = apply_delta(state, call.delta)
                 except (DeltaConflict, ValueError):
                     return
                 writes = [*writes, action]
@@ -498,7 +498,7 @@ class _Exporter:
 
     def check(self, c: _Candidate, reruns: list[JobResult], handle: EnvHandle) -> tuple[bool, str, BenchItem | None]:
         try:
-            expected = apply_delta(c.state, [DeltaOp.from_dict(op) for op in c.delta])
+            expected = apply_delta(c.state, Delta.validate_python(c.delta))
         except (DeltaConflict, ValueError) as exc:
             return False, f"delta does not apply to its state: {exc}", None
         for run in reruns:
@@ -513,10 +513,10 @@ class _Exporter:
                 return False, "observation differs on re-execution", None
             if call.state is None or not json_equal(call.state, expected):
                 return False, "next state differs on re-execution", None
-            if not json_equal(call.delta, c.delta):
+            if not json_equal(Delta.dump_python(call.delta, mode="json"), c.delta):
                 return False, "delta differs on re-execution", None
         ops = diff(c.state, expected)
-        if not json_equal([op.to_dict() for op in ops], c.delta):
+        if not json_equal(Delta.dump_python(ops, mode="json"), c.delta):
             return False, "tracked delta disagrees with the state diff", None
         state = json.loads(canonical_json(c.state))
         action = Action.model_validate(c.action)

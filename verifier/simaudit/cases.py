@@ -24,12 +24,13 @@ from typing import Any
 from hypothesis import strategies as st
 
 from catalog.bench.items import BenchItem, item_id
-from catalog.models import Action, Outcome, Strata
+from catalog.models import Action, Outcome, StepResult, Strata
+from catalog.state.delta import Delta
 from catalog.state.jsonable import canonical_json
 from catalog.store import EnvHandle
 from constraints.completeness import CandidateCache
 from constraints.spec import ConstraintSpec
-from sandbox.pool import CallResult, Job, JobResult, SandboxPool
+from sandbox.pool import Job, JobResult, SandboxPool
 from verifier.gate.typed_values import boundary, from_state, param_form, state_keys
 from verifier.samples.export import env_doc
 
@@ -135,7 +136,8 @@ class CaseSource:
         if calls is None or after is None:
             return None
         call = calls[0]
-        return Case(self.id, name, dropped, prefix, state, action, call.observation, call.delta, after, call.outcome)
+        return Case(self.id, name, dropped, prefix, state, action, call.observation,
+                    Delta.dump_python(call.delta, mode="json"), after, call.outcome.value)
 
     def thin(self, state: dict[str, Any], data: st.DataObject) -> tuple[dict[str, Any], int]:
         """Drop drawn records of SQL tables, then every record whose foreign key would dangle."""
@@ -176,7 +178,7 @@ class CaseSource:
         return Action(name=tool, arguments=arguments)
 
     # --- execution ----------------------------------------------------------------------------------
-    def execute(self, state: dict[str, Any], actions: list[dict[str, Any]]) -> list[CallResult] | None:
+    def execute(self, state: dict[str, Any], actions: list[dict[str, Any]]) -> list[StepResult] | None:
         """Run `actions` from `state` in the sandbox (cached); None unless every call succeeded or failed by a rule."""
         text = canonical_json([state, actions])
         key = hashlib.sha256(text.encode("utf-8")).hexdigest()
