@@ -30,11 +30,11 @@ from typing import Any
 from pydantic import ConfigDict, ValidationError
 
 from catalog.errors import EnvforgeError
-from catalog.files import as_normal_dir
 from catalog.jsonmodel import JsonModel
 from catalog.manifest import content_hash
 from catalog.models import EnvManifest
 from catalog.names import REFERENCE_IDS, BadName, check_env_id, check_state_name, is_name
+from catalog.runs.files import as_normal_dir
 from catalog.runtime import ClassRuntime, SqlRuntime, load_module, runtime_for
 from catalog.state.jsonable import to_jsonable
 from catalog.tasks import Task

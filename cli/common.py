@@ -18,7 +18,7 @@ def open_catalog(args: argparse.Namespace, *, write: bool = False) -> Catalog:
 
 def check_out(path: Path | None, flag: str) -> None:
     """An output folder a command will write into must be one it can write, said before any work."""
-    from catalog.files import unwritable_folder
+    from catalog.runs.files import unwritable_folder
 
     problem = unwritable_folder(path) if path is not None else None
     if problem:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Literal
 
 from catalog.errors import EnvforgeError
-from catalog.pids import process_alive
+from catalog.runs.pids import process_alive
 from sandbox._worker import VIOLATION_STATUS, ZYGOTE_BOOT
 
 __all__ = ["Isolation", "IsolationUnavailable", "default_isolation", "set_default_isolation", "require_isolation",

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catalog.files import atomic_write
+from catalog.runs.files import atomic_write
 from catalog.store import Catalog
 from catalog.usage import Usage
 from synth.realism import Realism, realism_totals

@@ -48,7 +48,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from catalog.files import atomic_write
+from catalog.runs.files import atomic_write
 from catalog.search.index import catalog_dedup_filter
 from catalog.search.vectors import DedupFilter
 from catalog.store import Catalog

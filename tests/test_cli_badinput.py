@@ -325,7 +325,7 @@ def test_rollout_resume_sets_garbage_aside_and_loses_nothing(tmp_path):
 def test_outputs_have_the_umask_mode(tmp_path):
     """Renamed-into-place outputs and env folders look like any file the user makes (not mkstemp's 0600/0700)."""
     from catalog.bench.envsimbench import write_jsonl
-    from catalog.files import atomic_write
+    from catalog.runs.files import atomic_write
 
     shop = Catalog(tmp_path / "source").get("store")
     old = os.umask(0o022)

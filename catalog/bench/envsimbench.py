@@ -25,9 +25,9 @@ from typing import Any
 from pydantic import ConfigDict, ValidationError
 
 from catalog.bench.items import BenchItem, item_id
-from catalog.files import atomic_write
 from catalog.jsonmodel import JsonModel
 from catalog.models import Action, Outcome, Strata
+from catalog.runs.files import atomic_write
 from catalog.state.delta import Delta, diff
 from catalog.state.jsonable import to_jsonable
 

@@ -38,7 +38,7 @@ from catalog.importing.conventions import ConventionError, Detected, detect
 from catalog.importing.failures import infer_failure, merge_failure, with_helpers
 from catalog.models import Convention, EnvManifest, FailureConvention, Provenance, ToolDescriptor
 from catalog.names import check_env_id
-from catalog.pids import process_alive
+from catalog.runs.pids import process_alive
 from catalog.runtime import EnvLoadError, load_module, runtime_for
 from catalog.store import Catalog, CatalogError, EnvHandle, runtime_options
 

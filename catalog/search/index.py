@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from catalog.files import atomic_write
 from catalog.models import EnvManifest
+from catalog.runs.files import atomic_write
 from catalog.search.embeddings import Embedder, default_embedder
 from catalog.search.vectors import DEDUP_THRESHOLD, DedupFilter, VectorIndex
 from catalog.store import Catalog, CatalogError

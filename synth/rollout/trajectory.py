@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_serializer
 
-from catalog.journal import Journal
+from catalog.runs.journal import Journal
 from catalog.state.jsonable import canonical_json
 from catalog.usage import Usage
 from verifier.audit.results import json_fallback

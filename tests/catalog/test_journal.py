@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from catalog.journal import Journal, rejected_path
+from catalog.runs.journal import Journal, rejected_path
 
 
 def _is_record(line: dict) -> bool:

@@ -1,7 +1,7 @@
 """An audit folder's files: the results records, the session log, and what a record says.
 
 `results.jsonl` holds one record per answer, appended as it arrives (the runner writes it, the
-report and `bench export --from-audit` read it): it is a catalog.journal.Journal, whose
+report and `bench export --from-audit` read it): it is a catalog.runs.journal.Journal, whose
 set-aside and line reading are re-exported here for the audit's other readers. Whether a record is *verified* (FM and strict
 CM) or *missed* (abstained or errored) is defined here once, for the report and the export.
 """
@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from catalog.files import atomic_write
-from catalog.journal import Journal, json_lines, rejected_path, set_aside_garbage
+from catalog.runs.files import atomic_write
+from catalog.runs.journal import Journal, json_lines, rejected_path, set_aside_garbage
 from catalog.state.jsonable import to_jsonable
 
 __all__ = ["RESULTS_FILE", "META_FILE", "LOCK_FILE", "RECORD_KEYS", "load_results", "read_meta", "results_journal",
@@ -61,7 +61,7 @@ def _encode(record: Record) -> str:
 
 
 def results_journal(out_dir: Path | str) -> Journal:
-    """results.jsonl as the folder's journal: one record per answer (see catalog.journal)."""
+    """results.jsonl as the folder's journal: one record per answer (see catalog.runs.journal)."""
     return Journal(Path(out_dir) / RESULTS_FILE, is_record, encode=_encode)
 
 

@@ -4,7 +4,7 @@ An audit's `results.jsonl` and a rollout's `trajectories.jsonl` are journals. Wh
 defined here once: a unit's record is appended once (one line, flushed: a crash loses at most the
 line being written, never an earlier one); on resume the lines that are not records (a torn last
 line, garbage anywhere) are set aside in `*.rejected.jsonl` first, never dropped, and the file is
-rewritten atomically (catalog/files.py) without them; reading gives what is done, by unit id, so
+rewritten atomically (catalog/runs/files.py) without them; reading gives what is done, by unit id, so
 a rerun skips it and no record is written twice. Which lines are records, and whether the first or
 the last line of an id wins, is the folder's own choice.
 """
@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from catalog.files import atomic_write
+from catalog.runs.files import atomic_write
 
 __all__ = ["Journal", "Record", "json_lines", "rejected_path", "set_aside_garbage"]
 
