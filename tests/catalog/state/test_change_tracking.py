@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 from catalog.models import Outcome
 from catalog.state.delta import Delta, diff
-
-from .conftest import REFERENCE_IDS
+from tests.catalog.conftest import REFERENCE_IDS
 
 TIMES = ["2026-03-02T11:00:00", "2026-03-03T09:30:00", "2026-03-04T14:00:00", "2026-03-05T17:45:00",
          "2026-03-07T10:00:00", "2026-03-02T07:00:00", "not a time", "2026-02-01"]

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 import catalog.state.codec as codec_module
 from catalog.state.codec import TAG, VALUE_TYPES, TypeNames, UnknownClass, decode, encode
-from tests.catalog.test_codec import NAMES, Node, roundtrip, same, values
+from tests.catalog.state.test_codec import NAMES, Node, roundtrip, same, values
 
 LOG: list[str] = []
 

@@ -23,7 +23,7 @@ from catalog.store import Catalog
 
 from .test_codec import same
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "faithful"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "faithful"
 FAILURES = ["InvoiceError"]
 
 CALLS: list[dict[str, Any]] = [

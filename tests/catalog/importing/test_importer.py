@@ -17,7 +17,7 @@ def sandboxed_import(path, catalog, **options):
     """The import as the CLI does it: the module is loaded and checked only in the sandbox."""
     return import_class_env(path, catalog, check=sandbox_load_check, **options)
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "external"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "external"
 
 
 def test_envscaler_class_with_a_scenario_record(tmp_path):

@@ -33,7 +33,7 @@ def test_ontology_covers_forty_domains_in_every_sector():
 
 
 def test_domains_are_data_files_one_per_sector_shipped_as_package_data():
-    root = Path(__file__).parents[2]
+    root = Path(__file__).parents[3]
     files = sorted(DOMAINS_DIR.iterdir())
     assert [f.name for f in files] == sorted(f"{s}.json" for s in SECTORS)
     assert sorted(d.id for f in files for d in read_domain_file(f)) == [d.id for d in DOMAINS]

@@ -1,6 +1,6 @@
 """Synthesis with the real embedded model (SmolLM2-135M via xllamacpp). Excluded by default:
 
-    .venv/bin/python -m pytest -m embedded_llm tests/synth/test_embedded_synthesis.py
+    .venv/bin/python -m pytest -m embedded_llm tests/synth/llm/test_embedded_synthesis.py
 """
 
 from __future__ import annotations

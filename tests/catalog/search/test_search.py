@@ -8,8 +8,7 @@ from catalog.models import EnvManifest
 from catalog.search.embeddings import HashingEmbedder, StaticModelEmbedder
 from catalog.search.index import CACHE_INDEX, CACHE_META, CatalogSearch, catalog_dedup_filter, env_text, search_catalog
 from catalog.store import Catalog
-
-from .conftest import REFERENCE_IDS
+from tests.catalog.conftest import REFERENCE_IDS
 
 ENV_SOURCE = '''
 from sqlmodel import Field

@@ -28,7 +28,7 @@ from catalog.store import Catalog, EnvHandle
 from sandbox.loadcheck import sandbox_load_check
 from sandbox.pool import Job, JobResult, SandboxPool
 
-CONVENTIONS = Path(__file__).resolve().parents[1] / "fixtures" / "external" / "conventions"
+CONVENTIONS = Path(__file__).resolve().parents[2] / "fixtures" / "external" / "conventions"
 BANK = CONVENTIONS / "bank_class" / "bank_env.py"
 AIRLINE = CONVENTIONS / "airline_tools" / "airline" / "tools" / "__init__.py"
 SHOP = CONVENTIONS / "shop_toolkit" / "shop_tools.py"
