@@ -6,11 +6,13 @@ import argparse
 import os
 from typing import Any
 
+from executors.base import EXECUTORS
+
 
 def add_executor_options(parser: argparse.ArgumentParser, unit: str) -> None:
     """--executor and --ray-address, for the commands whose work units can run on a Ray cluster."""
     group = parser.add_argument_group("scale-out")
-    group.add_argument("--executor", choices=("local", "ray"), default="local",
+    group.add_argument("--executor", choices=EXECUTORS, default="local",
                        help=f"where the {unit} run: local (default; this machine's worker pool) or ray (actors on a "
                             "Ray cluster, needs pip install -e \".[ray]\"); the output files and resume are the same")
     group.add_argument("--ray-address", metavar="auto|ADDRESS",
