@@ -21,12 +21,11 @@ from synth.run import RunConfig, synthesize
 from verifier.samples._spec_worker import SpecExtraction
 from verifier.samples.compositions import BUCKETS, ENVSIMBENCH_COUNTS, Composition, CompositionError
 from verifier.samples.export import (
-    _extract_all,
-    _sample_bucket,
     export_failures,
     export_samples,
     render_export_report,
 )
+from verifier.samples.search import extract_specs, sample_bucket
 
 from ..conftest import REFERENCE_IDS
 
@@ -36,7 +35,7 @@ SMALL = {"failure": 3, "no_change_args1": 3, "simple_1": 2, "simple_2": 2, "medi
 
 
 def bucket(item):
-    return _sample_bucket(item.strata.outcome, item.strata.delta_size, item.strata.arg_count)
+    return sample_bucket(item.strata.outcome, item.strata.delta_size, item.strata.arg_count)
 
 
 @pytest.fixture(scope="module")
@@ -72,10 +71,10 @@ def test_scaled_compositions_sum_to_n_and_stay_proportional(n):
 
 def test_buckets_are_the_strata_ladder_and_a_refusal_that_wrote_is_no_sample():
     assert BUCKETS == RUNG_NAMES and set(ENVSIMBENCH_COUNTS) < set(BUCKETS)
-    assert _sample_bucket("success", 0, 3) == "no_change_args2+"  # can be asked for, like every rung
-    assert _sample_bucket("failure", 0, 0) == "failure"
-    assert _sample_bucket("failure", 2, 1) is None  # the ladder says failure; a sample it is not
-    assert _sample_bucket("crash", 0, 1) is None and _sample_bucket("invalid", 0, 0) is None
+    assert sample_bucket("success", 0, 3) == "no_change_args2+"  # can be asked for, like every rung
+    assert sample_bucket("failure", 0, 0) == "failure"
+    assert sample_bucket("failure", 2, 1) is None  # the ladder says failure; a sample it is not
+    assert sample_bucket("crash", 0, 1) is None and sample_bucket("invalid", 0, 0) is None
 
 
 def test_composition_file_and_errors(tmp_path):
@@ -182,8 +181,8 @@ def test_report_names_what_it_could_not_fill(reference):
 def test_specs_extracted_in_worker_processes_match_in_process(reference):
     handles = [reference.get(env_id) for env_id in REFERENCE_IDS]
     seen = []
-    parallel = _extract_all(handles, 2, lambda *args: seen.append(args), min_parallel=0)
-    assert parallel == _extract_all(handles, 1, lambda *args: None)
+    parallel = extract_specs(handles, 2, lambda *args: seen.append(args), min_parallel=0)
+    assert parallel == extract_specs(handles, 1, lambda *args: None)
     assert seen[-1] == ("specs", 4, 4)
 
 
