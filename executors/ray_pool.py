@@ -52,7 +52,7 @@ def connect(address: str | None, **init: Any) -> Any:
     process (`local_cluster_auth`): Ray 2.60's gRPC servers listen on every interface (it has no
     option to bind them to loopback), so the token is what keeps other hosts out. An explicit
     `HOST:PORT` is probed first, so an address nothing answers at is one line, not a hang.
-    `init` adds `ray.init` options (e.g. `num_cpus` for tests and benches).
+    `init` adds `ray.init` options (e.g. `num_cpus` for tests and the performance scripts in bench/).
     """
     ray = _ray()
     if ray.is_initialized():
