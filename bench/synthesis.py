@@ -124,7 +124,7 @@ def main() -> None:
             print(f"workers={workers}: {report.registered} envs in {seconds:.1f} s = {report.registered / seconds:.2f} "
                   f"envs/s ({report.proposed} proposed, {report.deduplicated} duplicates, {report.rejected} rejected)")
         print(f"speed-up of 2 workers over 1: {results[1][0] / results[2][0]:.2f}x")
-        stages = results[2][1].to_dict()["stages"]
+        stages = results[2][1].model_dump(mode="json")["stages"]
         total = sum(s["wall_s"] for s in stages.values()) or 1.0
         print("stage share of summed stage time (2 workers): " + ", ".join(
             f"{name} {s['wall_s'] / total:.0%}" for name, s in sorted(stages.items(), key=lambda kv: -kv[1]["wall_s"])))

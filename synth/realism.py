@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
+from catalog.jsonmodel import JsonModel
 from catalog.models import Outcome
 from catalog.plan import Plan
 from catalog.state.delta import apply_delta
@@ -51,25 +51,24 @@ def env_realism(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], ta
             "value_constraint_violations": len(problems), "violations": problems[:10]}
 
 
-@dataclass
-class Spread:
-    """min, median, max and the histogram (value -> how many) of one figure."""
+class Spread(JsonModel):
+    """min, median, max and the histogram (value -> how many) of one figure (a median of ints may be either)."""
 
-    min: float | None
-    median: float | None
-    max: float | None
+    min: int | float | None
+    median: int | float | None
+    max: int | float | None
     histogram: dict[int, int]
 
     @classmethod
     def of(cls, values: list[int], *, bin_width: int = 1) -> Spread:
         if not values:
-            return cls(None, None, None, {})
+            return cls(min=None, median=None, max=None, histogram={})
         bins = Counter(v // bin_width * bin_width for v in values)
-        return cls(min(values), statistics.median(values), max(values), dict(sorted(bins.items())))
+        return cls(min=min(values), median=statistics.median(values), max=max(values),
+                   histogram=dict(sorted(bins.items())))
 
 
-@dataclass
-class Realism:
+class Realism(JsonModel):
     """The report's `realism` object: counts over all registered envs."""
 
     envs: int

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from pydantic import ConfigDict, Field
+
+from catalog.jsonmodel import JsonModel
 from catalog.runs.files import atomic_write
 from catalog.store import Catalog
 from catalog.usage import Usage
@@ -25,8 +28,7 @@ from synth.slot import STAGES
 __all__ = ["SynthesisReport", "StageRow", "build_report", "render_markdown", "render_skipped", "render_summary", "write_report"]
 
 
-@dataclass
-class StageRow:
+class StageRow(JsonModel):
     """One stage summed over the slots that reached it."""
 
     slots: int
@@ -40,16 +42,14 @@ class StageRow:
     wall_s: float
 
 
-@dataclass
-class Rejection:
+class Rejection(JsonModel):
     slot: int
     env_id: str | None
     reason: str | None
     failing_checks: list[str]
 
 
-@dataclass
-class Skipped:
+class Skipped(JsonModel):
     """A slot whose env id the catalog already had (kept, not replaced)."""
 
     slot: int
@@ -57,29 +57,26 @@ class Skipped:
     reason: str | None
 
 
-@dataclass
-class EnvRow:
+class EnvRow(JsonModel):
     """A registered env."""
 
     env_id: str
     domain: str | None
     topic: str | None
-    quality: float | None
+    quality: int | float | None
     tools: int | None
     tables: int | None
     failing_checks: list[str]
 
 
-@dataclass
-class Distributions:
+class Distributions(JsonModel):
     tools_per_env: dict[int, int]
     tables_per_env: dict[int, int]
     delta_per_write_tool: dict[int, int]
-    quality: dict[float, int]
+    quality: dict[int | float, int]  # a registered env's gate score -> how many
 
 
-@dataclass
-class JudgeTotals:
+class JudgeTotals(JsonModel):
     envs: int
     probes: int
     disagreements: int
@@ -88,8 +85,7 @@ class JudgeTotals:
     cost_usd: float
 
 
-@dataclass
-class MiningTotals:
+class MiningTotals(JsonModel):
     statements: int
     stateful_agreement: float
     domain_agreement: float | None
@@ -97,14 +93,16 @@ class MiningTotals:
     fell_back: int
 
 
-@dataclass
-class SynthesisReport:
-    """A run's yield/cost report; `to_dict` is report.json (fields in file order).
+class SynthesisReport(JsonModel):
+    """A run's yield/cost report; `model_dump(mode="json")` is report.json (fields in file order).
 
-    `sessions_wall_s`, `plots`, `catalog` and `executor` are filled when the report is written;
-    `executor` is where the last session's workers ran (`{"kind", "workers"}`): a run resumed on
-    another executor says so, and registers the same envs.
+    `yield_` is `yield` in the JSON (a Python keyword). `sessions_wall_s`, `plots`, `catalog` and
+    `executor` are filled when the report is written; `executor` is where the last session's
+    workers ran (`{"kind", "workers"}`): a run resumed on another executor says so, and
+    registers the same envs.
     """
+
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
 
     run_id: str
     backend: str | None
@@ -118,12 +116,12 @@ class SynthesisReport:
     rejected: int
     failed: int
     registered: int
-    yield_: float
+    yield_: float = Field(alias="yield")
     tokens_in: int
     tokens_out: int
-    cost_usd: float
+    cost_usd: int | float  # 0 when no stage ran
     cost_per_registered_env_usd: float | None
-    wall_s: float
+    wall_s: int | float
     stages: dict[str, StageRow]
     rejections: list[Rejection]
     rejection_checks: dict[str, int]
@@ -134,18 +132,10 @@ class SynthesisReport:
     judge: JudgeTotals | None
     mining: MiningTotals | None
     realism: Realism | None = None
-    sessions_wall_s: list[float] = field(default_factory=list)
-    plots: list[str] = field(default_factory=list)
+    sessions_wall_s: list[int | float] = Field(default_factory=list)
+    plots: list[str] = Field(default_factory=list)
     catalog: str = ""
     executor: dict[str, Any] | None = None
-
-    def to_dict(self, *, written: bool = True) -> dict[str, Any]:
-        """The JSON object (`yield_` is `yield` there); `written=False` leaves out what writing adds."""
-        data = {("yield" if k == "yield_" else k): v for k, v in asdict(self).items()}
-        if not written:
-            for key in ("sessions_wall_s", "plots", "catalog", "executor"):
-                del data[key]
-        return data
 
 
 def _stage_table(summaries: list[dict[str, Any]]) -> dict[str, StageRow]:
@@ -188,13 +178,15 @@ def build_report(run_id: str, config: dict[str, Any], summaries: list[dict[str, 
         if registered else None,
         wall_s=round(wall_s, 1),
         stages=stages,
-        rejections=[Rejection(s["slot"], s.get("env_id"), s.get("reason"), s.get("failing_checks", []))
+        rejections=[Rejection(slot=s["slot"], env_id=s.get("env_id"), reason=s.get("reason"),
+                              failing_checks=s.get("failing_checks", []))
                     for s in summaries if s["status"] in ("rejected", "failed")],
         rejection_checks=dict(failing.most_common()),
-        skipped_existing=[Skipped(s["slot"], s.get("env_id"), s.get("reason"))
+        skipped_existing=[Skipped(slot=s["slot"], env_id=s.get("env_id"), reason=s.get("reason"))
                           for s in summaries if s["status"] == "existing"],
-        envs=[EnvRow(s["env_id"], s.get("domain"), s.get("topic"), s.get("quality"), s.get("tools"), s.get("tables"),
-                     s.get("failing_checks", [])) for s in registered],
+        envs=[EnvRow(env_id=s["env_id"], domain=s.get("domain"), topic=s.get("topic"), quality=s.get("quality"),
+                     tools=s.get("tools"), tables=s.get("tables"), failing_checks=s.get("failing_checks", []))
+              for s in registered],
         distinct_schemas=len({s.get("schema_signature") for s in registered}),
         distributions=Distributions(
             tools_per_env=dict(sorted(Counter(s["tools"] for s in registered).items())),
@@ -258,7 +250,7 @@ def render_markdown(report: SynthesisReport) -> str:
                      f"{s.cost_usd:.4f} | {s.wall_s} |")
     lines += ["", f"Distinct table schemas among registered envs: **{r.distinct_schemas}**.", "",
               "## Distributions", ""]
-    for key, values in asdict(r.distributions).items():
+    for key, values in r.distributions.model_dump().items():
         lines.append(f"- {key.replace('_', ' ')}: " + ", ".join(f"{k}: {v}" for k, v in values.items()))
     if r.realism:
         lines += ["", *_realism_lines(r.realism)]
@@ -335,7 +327,7 @@ def _plots(report: SynthesisReport, folder: Path) -> list[str]:
 
     written = []
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
-    distributions = asdict(report.distributions)
+    distributions = report.distributions.model_dump()
     for ax, (key, title) in zip(axes, (("tools_per_env", "tools per env"), ("tables_per_env", "tables per env"),
                                        ("delta_per_write_tool", "|Δ| per write tool")), strict=True):
         values = distributions[key]
@@ -400,7 +392,7 @@ def write_report(run_dir: Path, config: Any, summaries: dict[int, dict[str, Any]
     report.plots = _plots(report, folder)
     report.catalog = str(catalog.root)
     report.executor = executor
-    for name, text in (("report.json", json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n"),
+    for name, text in (("report.json", json.dumps(report.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"),
                        ("report.md", render_markdown(report))):
         atomic_write(folder / name, text)
     return report

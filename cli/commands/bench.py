@@ -6,6 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
+from catalog.jsonmodel import JsonModel
 from cli.arguments import POSITIVE, SHARE
 from cli.errors import UserError
 from cli.executor_options import add_executor_options, executor_spec
@@ -71,6 +74,17 @@ def cmd_bench_export(args: argparse.Namespace) -> int:
     return 0 if report.quotas_met else 1
 
 
+class ImportSummary(JsonModel):
+    """What `bench import --json` prints: the file, its usable and unusable samples, and (with --out) how many were written."""
+
+    file: str
+    usable: int
+    unusable: int
+    problems: list[str]
+    envs: int
+    written: int | None = Field(default=None, exclude_if=lambda v: v is None)
+
+
 def cmd_bench_import(args: argparse.Namespace) -> int:
     from catalog.bench.envsimbench import read_envsimbench, read_jsonl
 
@@ -78,18 +92,18 @@ def cmd_bench_import(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise UserError(f"no such file: {path}")
     items, problems = read_jsonl(path) if path.suffix == ".jsonl" else read_envsimbench(path)
-    summary = {"file": str(path), "usable": len(items), "unusable": len(problems),
-               "problems": [str(p) for p in problems], "envs": len({i.env_id for i in items})}
+    summary = ImportSummary(file=str(path), usable=len(items), unusable=len(problems),
+                            problems=[str(p) for p in problems], envs=len({i.env_id for i in items}))
     if args.out:
-        summary["written"] = _write_items(items, Path(args.out), "jsonl")
+        summary.written = _write_items(items, Path(args.out), "jsonl")
     if args.json:
-        print_json(summary)
+        print_json(summary.model_dump(mode="json"))
     else:
-        print(f"{path}: {len(items)} usable samples from {summary['envs']} envs, {len(problems)} unusable")
+        print(f"{path}: {len(items)} usable samples from {summary.envs} envs, {len(problems)} unusable")
         for problem in problems[:20]:
             print(f"  {problem}")
         if args.out:
-            print(f"wrote {summary['written']} samples to {args.out} (jsonl)")
+            print(f"wrote {summary.written} samples to {args.out} (jsonl)")
     return 0 if items else 1
 
 

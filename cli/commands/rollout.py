@@ -76,7 +76,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
               file=sys.stderr)
     ran = bool(result.trajectories) or not result.errors  # every episode failed: the run is not a success
     if args.json:
-        print_json(json_summary(report))
+        print_json(json_summary(report).model_dump(mode="json"))
     else:
         print(render_summary(report))
         print(f"trajectories: {out / 'trajectories.jsonl'}; report: {out / 'report.md'} (+ report.json, rollouts.png)")

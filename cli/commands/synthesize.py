@@ -49,7 +49,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     if note:
         print(note, file=sys.stderr)
     if args.json:
-        print_json(report.to_dict())
+        print_json(report.model_dump())  # int keys (histograms) sort as numbers, as they always printed
     else:
         print(render_summary(report, Path(args.report) if args.report else runs_dir(Path(root)) / report.run_id))
     return 0 if report.registered == report.requested else 1

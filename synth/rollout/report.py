@@ -13,11 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
+from catalog.jsonmodel import JsonModel
 from catalog.usage import Usage
 from verifier.audit.report import percentiles
 from verifier.audit.results import write_json
 
-__all__ = ["build_report", "json_summary", "render_markdown", "render_summary", "write_report"]
+__all__ = ["RolloutSummary", "build_report", "json_summary", "render_markdown", "render_summary", "write_report"]
 
 DIVERGENCES_LISTED = 20
 
@@ -85,11 +88,24 @@ def build_report(trajectories: Sequence[dict[str, Any]], *, model: str, simulato
     return report
 
 
-def json_summary(report: dict[str, Any]) -> dict[str, Any]:
-    """What `rollout --json` prints: model, trajectories, success rate, verified (with a simulator), tokens, cost."""
-    keys = ["model", "trajectories", "success_rate", *(["verified"] if report["simulator"] else []),
-            "tokens_in", "tokens_out", "cost_usd"]
-    return {k: report[k] for k in keys}
+class RolloutSummary(JsonModel):
+    """What `rollout --json` prints: model, trajectories, success rate, verified (with a simulator only), tokens, cost."""
+
+    model: str
+    trajectories: int
+    success_rate: float | None
+    verified: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    tokens_in: int
+    tokens_out: int
+    cost_usd: int | float  # 0 with no trajectory
+
+
+def json_summary(report: dict[str, Any]) -> RolloutSummary:
+    """The summary of a rollout report (`verified` only when it had a simulator)."""
+    return RolloutSummary(model=report["model"], trajectories=report["trajectories"],
+                          success_rate=report["success_rate"],
+                          verified=report["verified"] if report["simulator"] else None,
+                          tokens_in=report["tokens_in"], tokens_out=report["tokens_out"], cost_usd=report["cost_usd"])
 
 
 def render_summary(report: dict[str, Any]) -> str:

@@ -24,7 +24,6 @@ Why it is built the way it is:
 from __future__ import annotations
 
 import concurrent.futures as cf
-import dataclasses
 import fcntl
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -33,8 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ConfigDict
+
 from catalog.bench.items import Simulator
 from catalog.errors import EnvforgeError
+from catalog.jsonmodel import JsonModel
 from catalog.store import Catalog, EnvHandle
 from executors import LOCAL, ExecutorSpec, Recipe, open_pool
 from serving import make
@@ -59,9 +61,13 @@ class RolloutError(RuntimeError, EnvforgeError):
     """The rollout cannot run as asked (no such env or task, folder in use or of another configuration)."""
 
 
-@dataclass(frozen=True)
-class RolloutConfig:
-    """What makes two rollouts comparable: a folder holds trajectories of one configuration only."""
+class RolloutConfig(JsonModel):
+    """What makes two rollouts comparable: a folder holds trajectories of one configuration only.
+
+    Its `model_dump()` is the `config` of the folder's meta file, compared on resume.
+    """
+
+    model_config = ConfigDict(frozen=True)
 
     model: str
     simulator: str | None = None
@@ -69,9 +75,6 @@ class RolloutConfig:
     max_steps: int = 20
     max_tokens: int | None = None
     seed: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclass
@@ -153,9 +156,10 @@ def _locked(out: Path) -> Iterator[None]:
 
 def _check_meta(out: Path, config: RolloutConfig) -> None:
     meta = read_meta(out, META_FILE)
-    if meta and meta.get("config") != config.to_dict():
+    asked = config.model_dump(mode="json")
+    if meta and meta.get("config") != asked:
         theirs = meta.get("config", {})
-        diff = ", ".join(f"{k} {theirs.get(k)!r} (asked: {v!r})" for k, v in config.to_dict().items()
+        diff = ", ".join(f"{k} {theirs.get(k)!r} (asked: {v!r})" for k, v in asked.items()
                          if theirs.get(k) != v)
         raise RolloutError(f"{out} holds rollouts of another configuration: {diff}; use another --out")
 
@@ -220,7 +224,7 @@ def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig,
     out.mkdir(parents=True, exist_ok=True)
     with _locked(out):
         _check_meta(out, config)
-        write_json(out / META_FILE, {"config": config.to_dict()})
+        write_json(out / META_FILE, {"config": config.model_dump(mode="json")})
         done = trajectory_journal(out).resume()
         todo = [u for u in units if u.id not in done]
         finished = len(units) - len(todo)

@@ -30,17 +30,17 @@ def test_small_run_registers_verified_envs_with_a_report(tmp_path):
     assert report.registered == 3 == len(_user_envs(tmp_path))
     for key in ("run_id", "requested", "proposed", "deduplicated", "rejected", "registered", "yield", "tokens_in",
                 "tokens_out", "cost_usd", "wall_s", "stages"):
-        assert key in report.to_dict()
+        assert key in report.model_dump(mode="json")
     assert report.yield_ == round(3 / report.proposed, 4)
     assert set(report.stages) >= {"mine", "dedup", "plan", "code", "static_check", "execute", "gate", "register"}
     run_dir = tmp_path / ".runs" / report.run_id
     for name in ("report.json", "report.md", "distributions.png", "stages.png", "realism.png"):
         assert (run_dir / name).stat().st_size > 0
-    realism = report.to_dict()["realism"]
+    realism = report.model_dump(mode="json")["realism"]
     assert realism["envs"] == 3 and realism["value_constraint_violations"] == 0
     assert realism["unnatural_parameters"] == 0 and realism["solution_calls"]["max"] <= 10
     written = (run_dir / "report.json").read_text(encoding="utf-8")
-    assert written == json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n"
+    assert written == json.dumps(report.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"
     assert list(json.loads(written)) == [  # report.json's keys, in order, as before the report was typed
         "run_id", "backend", "model", "mode", "seed", "requested", "proposed", "deduplicated", "existing", "rejected",
         "failed", "registered", "yield", "tokens_in", "tokens_out", "cost_usd", "cost_per_registered_env_usd", "wall_s",

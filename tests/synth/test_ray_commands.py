@@ -160,7 +160,7 @@ def test_rollouts_on_ray_equal_local_and_resume_without_duplicates(ray_cluster, 
     assert _trajectories(tmp_path / "ray") == _trajectories(tmp_path / "local")
 
     units, _ = plan_units(Catalog(catalog), None)
-    config = RolloutConfig("reference")
+    config = RolloutConfig(model="reference")
 
     def interrupt(done: int, total: int, trajectory: Any) -> None:
         if trajectory is not None and done >= 5:
@@ -182,7 +182,7 @@ def test_a_model_agent_on_ray_reaches_the_drivers_endpoint(ray_cluster, llm_serv
     units, _ = plan_units(catalog, ["library"], "library-borrow-calvino")
     model = ModelSpec(name="scripted", base_url=llm_server.base_url, model="test-model", tool_calls=True)
     factory = ModelAgentFactory.of(LLMClient(model, timeout=10.0), max_tokens=64)
-    result = run_rollouts(catalog, units, RolloutConfig("scripted"), tmp_path / "o", agent_factory=factory,
+    result = run_rollouts(catalog, units, RolloutConfig(model="scripted"), tmp_path / "o", agent_factory=factory,
                           concurrency=1, executor=RAY)
     assert not result.errors
     (t,) = result.trajectories

@@ -150,7 +150,7 @@ def test_the_report_carries_realism_with_its_distributions(envs):
                           "tables": len(bp.entities), "quality": 1.0,
                           "realism": env_realism(bp, plan, states, tasks)})
     report = build_report("run-x", {"n": len(envs)}, summaries, wall_s=1.0)
-    realism = report.to_dict()["realism"]
+    realism = report.model_dump(mode="json")["realism"]
     assert set(realism) >= {"tools_per_env", "tables_per_env", "seed_rows_per_state", "solution_calls",
                             "unnatural_parameters", "value_constraint_violations", "refusal_tasks"}
     assert set(realism["solution_calls"]) == {"min", "median", "max", "histogram"}

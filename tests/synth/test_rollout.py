@@ -119,7 +119,7 @@ def test_a_wrong_simulated_step_is_caught_at_that_step(tmp_path: Path) -> None:
     catalog = Catalog(tmp_path / "c")
     units, _ = plan_units(catalog, ["library"], "library-borrow-calvino")
     simulator = WrongAt(1)  # step 0 searches (read), step 1 borrows: its state change is dropped
-    result = run_rollouts(catalog, units, RolloutConfig("reference", simulator="wrong-at"), tmp_path / "o",
+    result = run_rollouts(catalog, units, RolloutConfig(model="reference", simulator="wrong-at"), tmp_path / "o",
                           agent_factory=reference_agent, simulator=simulator, concurrency=1)
     (t,) = result.trajectories
     assert t["verified"] is False and t["first_divergence"] == {"step": 1, "tool": "borrow_book",
@@ -144,7 +144,7 @@ def test_model_agent_native_tool_calls_malformed_arguments_429_and_multi_turn(tm
         "Grace now has Invisible Cities.")
     client = llm_server.client("gpt-4o-mini")
     catalog = Catalog(tmp_path / "c")
-    result = run_rollouts(catalog, _library_unit(catalog), RolloutConfig("gpt-4o-mini"), tmp_path / "o",
+    result = run_rollouts(catalog, _library_unit(catalog), RolloutConfig(model="gpt-4o-mini"), tmp_path / "o",
                           agent_factory=lambda unit, handle: ModelAgent(client), concurrency=1)
     (t,) = result.trajectories
     assert t["success"] and t["end"] == "final" and t["metadata"]["malformed_calls"] == 1
@@ -165,7 +165,7 @@ def test_json_schema_fallback_records_native_messages(tmp_path: Path, llm_server
                       {"tool": "final", "arguments": {}, "message": "Lent."})
     client = llm_server.client("local-4b")  # the registry: json_schema, no native tool calling
     catalog = Catalog(tmp_path / "c")
-    result = run_rollouts(catalog, _library_unit(catalog), RolloutConfig("local-4b"), tmp_path / "o",
+    result = run_rollouts(catalog, _library_unit(catalog), RolloutConfig(model="local-4b"), tmp_path / "o",
                           agent_factory=lambda unit, handle: ModelAgent(client), concurrency=1)
     (t,) = result.trajectories
     assert t["success"] and t["messages"][-1] == {"role": "assistant", "content": "Lent."}
@@ -180,7 +180,7 @@ def test_json_schema_fallback_records_native_messages(tmp_path: Path, llm_server
 def test_resume_runs_only_what_is_missing(tmp_path: Path, llm_server) -> None:
     catalog = Catalog(tmp_path / "c")
     units = plan_units(catalog, ["library"], None)[0][:2]
-    config = RolloutConfig("gpt-4o-mini")
+    config = RolloutConfig(model="gpt-4o-mini")
 
     def answer(request: dict[str, Any]) -> Any:
         first_user = request["body"]["messages"][1]["content"]
@@ -201,7 +201,7 @@ def test_resume_runs_only_what_is_missing(tmp_path: Path, llm_server) -> None:
     assert len(llm_server.chat_requests) == asked + 1  # only the missing unit was asked again
     assert sorted(t["id"] for t in lines(tmp_path / "o")) == sorted(u.id for u in units)
     with pytest.raises(RolloutError, match="another configuration"):
-        run_rollouts(catalog, units, RolloutConfig("gpt-4o"), tmp_path / "o",
+        run_rollouts(catalog, units, RolloutConfig(model="gpt-4o"), tmp_path / "o",
                      agent_factory=lambda u, h: ModelAgent(client))
 
 
@@ -216,7 +216,7 @@ def test_reference_rollout_on_a_synthesized_env_in_the_sandbox(tmp_path: Path) -
     catalog = Catalog(tmp_path / "c")
     (env_id,) = [s.id for s in catalog.list()[0] if not s.reference]
     units, _ = plan_units(catalog, [env_id])
-    result = run_rollouts(catalog, units, RolloutConfig("reference", simulator="spec"), tmp_path / "o",
+    result = run_rollouts(catalog, units, RolloutConfig(model="reference", simulator="spec"), tmp_path / "o",
                           agent_factory=reference_agent, simulator=SpecSimulator(), concurrency=2)
     assert len(result.trajectories) == len(units) >= 1 and not result.errors
     assert all(t["success"] and t["verified"] for t in result.trajectories), [
@@ -230,7 +230,7 @@ def test_embedded_smollm2_rolls_out_three_tasks(tmp_path: Path) -> None:
 
     catalog = Catalog(tmp_path / "c")
     units = plan_units(catalog, ["library"])[0][:3]
-    config = RolloutConfig("smollm2-135m", max_steps=3)
+    config = RolloutConfig(model="smollm2-135m", max_steps=3)
     with open_client("smollm2-135m", timeout=180.0) as client:
         result = run_rollouts(catalog, units, config, tmp_path / "o", concurrency=1,
                               agent_factory=lambda u, h: ModelAgent(client, max_tokens=96))
@@ -269,7 +269,7 @@ def test_an_llm_simulator_over_http_is_verified_step_by_step(tmp_path: Path, llm
         {"type": op["op"], "path": ".".join(op["path"]), "value": op.get("value")} for op in info["delta"]]}
     llm_server.script(right, {"feedback": "ok", "config_changes": []})
     simulator = LLMSim("gpt-4o-mini", "plain", client=llm_server.client("gpt-4o-mini"))
-    result = run_rollouts(catalog, [unit], RolloutConfig("reference", simulator="gpt-4o-mini", sim_mode="plain"),
+    result = run_rollouts(catalog, [unit], RolloutConfig(model="reference", simulator="gpt-4o-mini", sim_mode="plain"),
                           tmp_path / "o", agent_factory=reference_agent, simulator=simulator, concurrency=1)
     (t,) = result.trajectories
     assert [s["sim"]["verified"] for s in t["steps"]] == [True, False]

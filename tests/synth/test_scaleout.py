@@ -48,14 +48,14 @@ def local_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("local")
     report = synthesize(_config(root), progress=False)
     registered = [env_id for _slot, env_id, status in _slots(root, report.run_id) if status == "registered"]
-    return {"report": report.to_dict(), "ids": sorted(e.env_id for e in report.envs), "in_slot_order": registered}
+    return {"report": report.model_dump(mode="json"), "ids": sorted(e.env_id for e in report.envs), "in_slot_order": registered}
 
 
 def test_ray_registers_the_same_envs_as_local_for_the_same_seed(ray_cluster, local_run, tmp_path):
     report = synthesize(_config(tmp_path), progress=False, executor=ExecutorSpec("ray"))
     assert report.registered == N
     assert sorted(e.env_id for e in report.envs) == local_run["ids"] == _user_envs(tmp_path)
-    assert {k: report.to_dict()[k] for k in SAME} == {k: local_run["report"][k] for k in SAME}
+    assert {k: report.model_dump(mode="json")[k] for k in SAME} == {k: local_run["report"][k] for k in SAME}
     assert [e.quality for e in sorted(report.envs, key=lambda e: e.env_id)] == [
         e["quality"] for e in sorted(local_run["report"]["envs"], key=lambda e: e["env_id"])]
     assert report.executor == {"kind": "ray", "workers": 2} and local_run["report"]["executor"]["kind"] == "local"
