@@ -7,6 +7,10 @@ line, garbage anywhere) are set aside in `*.rejected.jsonl` first, never dropped
 rewritten atomically (catalog/runs/files.py) without them; reading gives what is done, by unit id, so
 a rerun skips it and no record is written twice. Which lines are records, and whether the first or
 the last line of an id wins, is the folder's own choice.
+
+Beside its journal a run folder keeps a session file (`audit.json`, a rollout's meta file: what
+the run was asked, compared on resume), read with `read_session` ({} when absent or unreadable)
+and written with `write_json`, atomically.
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from catalog.runs.files import atomic_write
+from catalog.state.jsonable import to_jsonable
 
-__all__ = ["Journal", "Record", "json_lines", "rejected_path", "set_aside_garbage"]
+__all__ = ["Journal", "Record", "json_lines", "rejected_path", "set_aside_garbage", "read_session", "write_json",
+           "json_fallback"]
 
 Record = dict[str, Any]
 
@@ -138,3 +144,25 @@ def json_lines(path: Path) -> Iterator[Record]:
                 continue
             if isinstance(record, dict):
                 yield record
+
+
+def json_fallback(value: Any) -> Any:
+    """`json.dumps(default=...)`: JSON form of envforge values, repr of anything else."""
+    try:
+        return to_jsonable(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def read_session(path: Path) -> dict[str, Any]:
+    """A run folder's session file: its object; {} when absent or unreadable."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temp + rename): a crash leaves the old file or the new one."""
+    atomic_write(path, json.dumps(data, indent=1, ensure_ascii=False, default=json_fallback) + "\n")

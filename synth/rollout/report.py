@@ -16,9 +16,9 @@ from typing import Any
 from pydantic import Field
 
 from catalog.jsonmodel import JsonModel
+from catalog.runs.journal import write_json
 from catalog.usage import Usage
 from verifier.audit.report import percentiles
-from verifier.audit.results import write_json
 
 __all__ = ["RolloutSummary", "build_report", "json_summary", "render_markdown", "render_summary", "write_report"]
 

@@ -37,6 +37,7 @@ from pydantic import ConfigDict
 from catalog.bench.items import Simulator
 from catalog.errors import EnvforgeError
 from catalog.jsonmodel import JsonModel
+from catalog.runs.journal import read_session, write_json
 from catalog.store import Catalog, EnvHandle
 from executors import LOCAL, ExecutorSpec, Recipe, open_pool
 from serving import make
@@ -45,7 +46,6 @@ from synth.rollout.agents import Agent, ModelAgent, reference_agent
 from synth.rollout.episode import Unit, run_episode
 from synth.rollout.steps import EnvSteps, VerifiedSteps, bench_template
 from synth.rollout.trajectory import Trajectory, trajectory_journal
-from verifier.audit.results import read_meta, write_json
 from verifier.audit.run import is_fatal
 from verifier.samples.export import env_doc
 
@@ -155,7 +155,7 @@ def _locked(out: Path) -> Iterator[None]:
 
 
 def _check_meta(out: Path, config: RolloutConfig) -> None:
-    meta = read_meta(out, META_FILE)
+    meta = read_session(out / META_FILE)
     asked = config.model_dump(mode="json")
     if meta and meta.get("config") != asked:
         theirs = meta.get("config", {})

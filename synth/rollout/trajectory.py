@@ -18,10 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_serializer
 
-from catalog.runs.journal import Journal
+from catalog.runs.journal import Journal, json_fallback
 from catalog.state.jsonable import canonical_json
 from catalog.usage import Usage
-from verifier.audit.results import json_fallback
 
 __all__ = ["TRAJECTORIES_FILE", "SimCheck", "StepRecord", "Trajectory", "as_json_text", "is_trajectory",
            "load_trajectories", "trajectory_journal"]

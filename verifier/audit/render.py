@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from catalog.bench.strata import GROUPS
+from catalog.runs.journal import read_session, write_json
 from verifier.audit.report import AuditReport, GroupStats, build_report, short
-from verifier.audit.results import load_results, read_meta, write_json
+from verifier.audit.results import META_FILE, load_results
 
 __all__ = ["render_markdown", "render_summary", "write_report", "rebuild_report", "compare_reports"]
 
@@ -190,7 +191,7 @@ def write_report(report: AuditReport, out_dir: Path | str, *, plots: bool = True
 def rebuild_report(out_dir: Path | str, *, price_note: str | None = None, plots: bool = True) -> AuditReport:
     """Re-render the report of an audit folder from its results.jsonl, asking nothing."""
     folder = Path(out_dir)
-    meta = read_meta(folder)
+    meta = read_session(folder / META_FILE)
     records = list(load_results(folder).values())
     model = meta.get("model") or (records[0]["model"] if records else "unknown")
     mode = meta.get("mode") or (records[0]["mode"] if records else "unknown")

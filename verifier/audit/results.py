@@ -12,12 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from catalog.runs.files import atomic_write
-from catalog.runs.journal import Journal, json_lines, rejected_path, set_aside_garbage
-from catalog.state.jsonable import to_jsonable
+from catalog.runs.journal import Journal, json_fallback, json_lines, rejected_path, set_aside_garbage
 
-__all__ = ["RESULTS_FILE", "META_FILE", "LOCK_FILE", "RECORD_KEYS", "load_results", "read_meta", "results_journal",
-           "set_aside_garbage", "rejected_path", "write_json", "json_fallback", "json_lines", "is_record", "is_verified", "is_missed", "is_wrong"]
+__all__ = ["RESULTS_FILE", "META_FILE", "LOCK_FILE", "RECORD_KEYS", "load_results", "results_journal",
+           "set_aside_garbage", "rejected_path", "json_lines", "is_record", "is_verified", "is_missed", "is_wrong"]
 
 RESULTS_FILE = "results.jsonl"
 META_FILE = "audit.json"
@@ -48,12 +46,6 @@ def is_wrong(record: Record) -> bool:
     return not is_verified(record) or is_missed(record)
 
 
-def json_fallback(value: Any) -> Any:
-    """`json.dumps(default=...)`: JSON form of envforge values, repr of anything else."""
-    try:
-        return to_jsonable(value)
-    except (TypeError, ValueError):
-        return repr(value)
 
 
 def _encode(record: Record) -> str:
@@ -70,15 +62,5 @@ def load_results(out_dir: Path | str) -> dict[str, Record]:
     return results_journal(out_dir).read()
 
 
-def read_meta(out_dir: Path, name: str = META_FILE) -> dict[str, Any]:
-    """audit.json (or the folder's other session file `name`): its object; {} when absent or unreadable."""
-    try:
-        data = json.loads((out_dir / name).read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (temp + rename): a crash leaves the old file or the new one."""
-    atomic_write(path, json.dumps(data, indent=1, ensure_ascii=False, default=json_fallback) + "\n")

@@ -48,6 +48,7 @@ from typing import Any
 from catalog.bench.items import BenchItem, SimResult, Simulator
 from catalog.bench.strata import RUNG_NAMES, rung_of_strata
 from catalog.errors import EnvforgeError
+from catalog.runs.journal import read_session, write_json
 from catalog.state.delta import Delta
 from executors import LOCAL, ExecutorSpec, open_pool
 from verifier.audit.feed import PoolFeed, Predictions, is_fatal
@@ -63,9 +64,7 @@ from verifier.audit.results import (
     is_verified,
     is_wrong,
     load_results,
-    read_meta,
     results_journal,
-    write_json,
 )
 
 __all__ = [
@@ -175,7 +174,7 @@ def run_audit(items: Iterable[BenchItem], simulator: Simulator, out_dir: Path | 
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             raise AuditError(f"Another audit is writing to {out}; wait for it or use another --out") from exc
-        meta = read_meta(out)
+        meta = read_session(out / META_FILE)
         if meta and (meta.get("model"), meta.get("mode")) != (simulator.name, simulator.mode):
             raise AuditError(f"{out} holds results of {meta.get('model')} ({meta.get('mode')}), not "
                              f"{simulator.name} ({simulator.mode}); use another --out")
