@@ -10,8 +10,8 @@ from catalog.state.jsonable import json_equal
 from constraints.completeness import completeness, spec_of
 from constraints.extract import extract_spec
 from constraints.simulate import SpecSimulator
+from tests.catalog.state.test_change_tracking import call_sequences
 
-from ..catalog.test_change_tracking import call_sequences
 from ..conftest import REFERENCE_IDS, SQL_IDS
 from .test_extract import CLASS_MODULE
 

@@ -3,6 +3,7 @@
 from hypothesis import given
 
 from catalog.state.delta import Delta, diff
+from tests.catalog.state.test_delta import states
 from verifier.audit.metrics import (
     envsimbench_config_match,
     feedback_match,
@@ -10,8 +11,6 @@ from verifier.audit.metrics import (
     parse_delta,
     strict_config_match,
 )
-
-from ..catalog.test_delta import states
 
 BEFORE = {"users": {"u1": {"name": "Ada", "email": "ada@x.org"}, "u2": {"name": "Bo"}}, "count": {"n": {"v": 2}}}
 
