@@ -172,6 +172,8 @@ class ProcessPool(Generic[U, R]):
                 if retries <= 0:
                     outer.set_exception(WorkerLost(f"the worker running a unit of {type(self._recipe).__name__} "
                                                    f"died {RETRIES + 1} times"))
+                    with self._lock:
+                        self._outer.discard(outer)
                     return
                 with self._lock:
                     self._replace(pool)
