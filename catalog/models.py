@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from catalog.bench.strata import delta_band
+from catalog.jsonmodel import JsonModel
 from catalog.names import MAX_NAME, NAME_PATTERN, check_env_id, check_state_name
 from catalog.state.delta import DeltaOp
 
@@ -165,7 +166,7 @@ class Outcome(enum.StrEnum):
     INVALID = "invalid"  # the action itself is malformed: unknown tool, bad arguments
 
 
-class StepResult(BaseModel):
+class StepResult(JsonModel):
     """The result of executing one action, the same value in-process, from a sandbox worker and on disk.
 
     Its wire form is `model_dump(mode="json")` (read back by `model_validate`): the body of a

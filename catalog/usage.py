@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_serializer
+from pydantic import ConfigDict, Field, PrivateAttr, field_serializer
+
+from catalog.jsonmodel import JsonModel
 
 __all__ = ["Metered", "Usage"]
 
@@ -34,7 +36,7 @@ class Metered(Protocol):
     def seconds(self) -> float: ...
 
 
-class Usage(BaseModel):
+class Usage(JsonModel):
     """Calls, tokens, cost and time of some model calls, and the errors they ended in.
 
     `add` counts a call once even if handed it twice (an error's record may already have been

@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, model_serializer
+from pydantic import Field, model_serializer
 
 from catalog.calls import Call, as_call
 from catalog.errors import EnvforgeError
+from catalog.jsonmodel import JsonModel
 from catalog.models import Outcome, StepResult
 from catalog.render import format_op, render_delta
 from catalog.runtime import StateError
@@ -41,7 +42,7 @@ class ReplayError(EnvforgeError):
         self.partial = partial
 
 
-class ReplayStep(BaseModel):
+class ReplayStep(JsonModel):
     """One replayed call and what execution made of it (`result.state` only when states were asked).
 
     Its wire form (`model_dump(mode="json")`, a line of `replay --json`): the call, then its
@@ -62,7 +63,7 @@ class ReplayStep(BaseModel):
         return data
 
 
-class ReplayResult(BaseModel):
+class ReplayResult(JsonModel):
     """A whole replay: the env, the initial state's label, the steps in order, the final state if asked.
 
     Its wire form (`model_dump(mode="json")`) is what `replay --json` prints.

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     StrictStr,
@@ -24,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from catalog.jsonmodel import JsonModel
 from catalog.state.codec import TAG
 from catalog.state.jsonable import json_equal
 
@@ -47,7 +47,7 @@ class DeltaConflict(ValueError):
     """A delta op does not fit the state it is applied to (e.g. modify of a missing key)."""
 
 
-class DeltaOp(BaseModel):
+class DeltaOp(JsonModel):
     """One change: `op` at `path` (a tuple of keys); `value` is the new value (None for delete).
 
     Its wire form (`model_dump(mode="json")`, read back by `model_validate`) is

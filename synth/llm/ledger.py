@@ -17,14 +17,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from catalog.jsonmodel import JsonModel
 from catalog.usage import Usage
 
 __all__ = ["CallRecord", "LedgerFile", "Usage", "UsageLedger"]
 
 
-class CallRecord(BaseModel):
+class CallRecord(JsonModel):
     """One logical call (retries and re-asks included) of one stage to one model.
 
     ``attempts`` counts HTTP tries, ``requests`` the replies received (the first answer plus
@@ -141,7 +142,7 @@ class UsageLedger:
         return cls.from_json(Path(path).read_bytes())
 
 
-class LedgerFile(BaseModel):
+class LedgerFile(JsonModel):
     """A saved ledger: ``{totals, by_stage, by_model, records}`` (the records are what a reader rebuilds from)."""
 
     totals: dict[str, Any] = Field(default_factory=dict)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
+from catalog.jsonmodel import JsonModel
 from synth.llm.client import probe
 from synth.llm.registry import Registry
 
 __all__ = ["ModelRow", "model_rows", "render_models"]
 
 
-class ModelRow(BaseModel):
+class ModelRow(JsonModel):
     """One registry entry as listed (`models --json` prints its `model_dump()`); `reachable` None: not probed."""
 
     name: str

@@ -16,8 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, field_serializer
+from pydantic import Field, field_serializer
 
+from catalog.jsonmodel import JsonModel
 from catalog.runs.journal import Journal, json_fallback
 from catalog.state.jsonable import canonical_json
 from catalog.usage import Usage
@@ -33,7 +34,7 @@ def as_json_text(value: Any) -> str:
     return canonical_json(json_fallback(value))
 
 
-class SimCheck(BaseModel):
+class SimCheck(JsonModel):
     """How one simulated step compared with executing it on the real env from the same state.
 
     `verified`: the simulator's observation (FM) and next state (strict CM) both match execution.
@@ -62,7 +63,7 @@ class SimCheck(BaseModel):
         return " and ".join(parts) + " differ"
 
 
-class StepRecord(BaseModel):
+class StepRecord(JsonModel):
     """One tool call of the agent and what answered it.
 
     `outcome` is the env's (success, failure, crash, invalid), or `malformed` when the call's
@@ -82,7 +83,7 @@ class StepRecord(BaseModel):
     sim: SimCheck | None = None
 
 
-class Trajectory(BaseModel):
+class Trajectory(JsonModel):
     """One episode of one agent on one (env, task); `id` is `env/task`, the resume key.
 
     `model_dump()` is its line. `usage` (the agent's model calls) is stored without seconds and
