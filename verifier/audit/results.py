@@ -1,21 +1,20 @@
 """An audit folder's files: the results records, the session log, and what a record says.
 
 `results.jsonl` holds one record per answer, appended as it arrives (the runner writes it, the
-report and `bench export --from-audit` read it): it is a catalog.runs.journal.Journal, whose
-set-aside and line reading are re-exported here for the audit's other readers. Whether a record is *verified* (FM and strict
-CM) or *missed* (abstained or errored) is defined here once, for the report and the export.
+report and `bench export --from-audit` read it): it is a catalog.runs.journal.Journal. Whether a
+record is *verified* (FM and strict CM) or *missed* (abstained or errored) is defined here once,
+for the report and the export.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-from catalog.runs.journal import Journal, json_fallback, json_lines, rejected_path, set_aside_garbage
+from catalog.runs.journal import Journal, Record, json_fallback
 
-__all__ = ["RESULTS_FILE", "META_FILE", "LOCK_FILE", "RECORD_KEYS", "load_results", "results_journal",
-           "set_aside_garbage", "rejected_path", "json_lines", "is_record", "is_verified", "is_missed", "is_wrong"]
+__all__ = ["RESULTS_FILE", "META_FILE", "LOCK_FILE", "RECORD_KEYS", "load_results", "results_journal", "is_record",
+           "is_verified", "is_missed", "is_wrong"]
 
 RESULTS_FILE = "results.jsonl"
 META_FILE = "audit.json"
@@ -23,7 +22,6 @@ LOCK_FILE = ".audit.lock"
 RECORD_KEYS = ("id", "item", "prediction", "fm", "cm_strict", "cm_compat", "op_p", "op_r", "op_f1", "abstained",
                "error", "seconds", "tokens_in", "tokens_out", "cost_usd")
 
-Record = dict[str, Any]
 
 
 def is_record(record: Record) -> bool:
