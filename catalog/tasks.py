@@ -1,8 +1,12 @@
 """Tasks: an instruction for an agent, the initial state it starts from, and a check.
 
 A task is solved when its check holds on the final state. A refusal task (the stated policy
-forbids what the user asks) is solved by changing nothing forbidden; its `forbidden` calls show
-what its check must reject. A check is the source of a function `check(initial, final) -> bool` over canonical states,
+forbids what the user asks) is solved by changing nothing forbidden *and* saying so: its check
+often holds on the initial state, so the check alone would pay an agent that does nothing; its
+`forbidden` calls show what its check must reject. `episode_passed` is the one definition of a
+passed episode (serving's reward, rollouts' success, the gate's empty-episode check): the check
+holds, the episode was not cut off at its step limit, and for a refusal the agent's final
+message declines (`declines`). A check is the source of a function `check(initial, final) -> bool` over canonical states,
 stored as text in `tasks.jsonl` (data, not code in env.py). Checks come from synthesis, so
 they are untrusted like env code: compile them only where env code may run (the verifier's
 sandbox; in-process for the hand-written reference envs and tests).
@@ -11,6 +15,7 @@ sandbox; in-process for the hand-written reference envs and tests).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +26,7 @@ from catalog.errors import EnvforgeError
 from catalog.models import Action
 from catalog.names import check_state_name, check_task_id
 
-__all__ = ["Task", "CheckError", "compile_check"]
+__all__ = ["Task", "CheckError", "compile_check", "declines", "episode_passed"]
 
 
 class CheckError(ValueError, EnvforgeError):
@@ -97,3 +102,25 @@ def compile_check(source: str) -> Callable[[dict[str, Any], dict[str, Any]], Any
     if not callable(function):
         raise CheckError("Check source defines no `check` function")
     return function
+
+
+# A decline in plain words, as an agent following a policy phrases one. Deterministic and
+# documented rather than judged by a model: a reward must be the same for the same episode.
+_DECLINE = re.compile(
+    r"\b(?:can ?not|can't|can’t|unable|not able|won't|won’t|will not|decline[sd]?|declining|refuse[sd]?|"
+    r"refusing|not (?:allowed|permitted)|(?:isn't|is not|isn’t) (?:allowed|permitted|possible)|"
+    r"against (?:the |our )?polic(?:y|ies)|(?:policy|policies) (?:forbids?|prohibits?|does not allow|doesn't allow))\b",
+    re.IGNORECASE)
+
+
+def declines(message: str | None) -> bool:
+    """Whether an agent's final message says it will not do what was asked (see `_DECLINE`)."""
+    return bool(message) and _DECLINE.search(message or "") is not None
+
+
+def episode_passed(task: Task, check_passed: bool, *, final_message: str | None = None,
+                   cut_off: bool = False) -> bool:
+    """Whether an episode on `task` earns its reward; see the module docstring."""
+    if cut_off or not check_passed:
+        return False
+    return declines(final_message) if task.refusal else True

@@ -4,7 +4,7 @@
          terminate_on_success=True) -> ToolEnv
     ToolEnv.reset(seed=None, options=None) -> (observation: str, info: dict)
     ToolEnv.step(tool_call) -> (observation, reward: float, terminated: bool, truncated: bool, info: dict)
-    ToolEnv.evaluate() -> (reward: float, details: dict)
+    ToolEnv.evaluate(final_message=None, cut_off=False) -> (reward: float, details: dict)
     ToolEnv.tools -> list of OpenAI function schemas; ToolEnv.state() -> canonical snapshot
     ToolEnv.instruction, .task, .tasks (id -> Task, read-only), .state_names, .initial_state,
     .steps, .env_id, .handle, .in_process
@@ -18,13 +18,17 @@ JSON-safe return value. Arguments that are not a JSON object are the agent's mis
 input: that step is `invalid` and changes nothing. `info` carries the outcome, the delta (op
 dicts), the step number, the runtime's diagnostics and, with a task, the check's verdict.
 
-Reward and termination: the reward is 1.0 when the task's check holds on (initial state, current
-state), else 0.0 (always 0.0 without a task). `terminated` is True when the check holds (the goal
-state is reached; `terminate_on_success=False` never terminates, for servers whose agent decides
-when it is done). `truncated` is True on the `max_steps`-th step. After either, `step` raises
+Reward and termination: a step's reward is 1.0 when the task's check holds on (initial state,
+current state), else 0.0 (always 0.0 without a task); a refusal task's steps always reward 0.0,
+since its check often holds before anything is done and only the agent's decline earns it
+(`evaluate(final_message)`; catalog.tasks.episode_passed is the rule). `terminated` is True when
+the check holds on a task that is not a refusal (`terminate_on_success=False` never terminates,
+for servers whose agent decides when it is done). `truncated` is True on the `max_steps`-th step,
+and that step rewards 0.0: a cut-off episode is not a success. After either, `step` raises
 `EpisodeOver` until `reset`. An agent that ends the episode itself (a final answer) scores it
-with `evaluate()`. The check runs only after a step that changed state: it is a function of the
-two states, so a step that changed nothing keeps the last verdict.
+with `evaluate(final_message)`, which scores a truncated episode 0.0 too. The check runs only
+after a step that changed state: it is a function of the two states, so a step that changed
+nothing keeps the last verdict.
 
 Isolation: each ToolEnv owns its runtime (its own SQLite database or object); two instances never
 share state. Reference envs (and `trusted=True`) run in this process and share the loaded code and
@@ -46,7 +50,7 @@ from catalog.models import Action, Outcome, StepResult
 from catalog.names import is_name
 from catalog.runtime import ClassRuntime, SqlRuntime, StateTemplate
 from catalog.store import Catalog, CatalogError, EnvHandle
-from catalog.tasks import CheckError, Task
+from catalog.tasks import CheckError, Task, episode_passed
 from sandbox.session import SandboxRuntime
 from serving._code import loaded
 
@@ -155,28 +159,39 @@ class ToolEnv:
         info: dict[str, Any] = {"outcome": wire["outcome"], "delta": wire["delta"], "step": self.steps,
                                 "diagnostics": {k: v for k, v in wire["info"].items() if k != "traceback"}}
         reward, terminated = 0.0, False
+        at_limit = self.max_steps is not None and self.steps >= self.max_steps
         if self.task is not None:
             if result.delta or self._verdict is None:
                 self._verdict = self._check()
             info["check"] = dict(self._verdict)
-            reward = 1.0 if self._verdict["passed"] else 0.0
-            terminated = self.terminate_on_success and reward == 1.0
-        truncated = not terminated and self.max_steps is not None and self.steps >= self.max_steps
+            solved = not self.task.refusal and episode_passed(self.task, self._verdict["passed"])
+            terminated = self.terminate_on_success and solved
+            reward = 1.0 if solved and (terminated or not at_limit) else 0.0
+        truncated = not terminated and at_limit
         if terminated:
             self._over = "task solved"
         elif truncated:
             self._over = f"max_steps {self.max_steps} reached"
         return result.observation, reward, terminated, truncated, info
 
-    def evaluate(self) -> tuple[float, dict[str, Any]]:
-        """Score the episode now: (1.0 if the task's check holds on (initial, current), else 0.0, details)."""
+    def evaluate(self, final_message: str | None = None, *, cut_off: bool = False) -> tuple[float, dict[str, Any]]:
+        """Score the episode now: 1.0 if it passed (catalog.tasks.episode_passed), else 0.0, and the details.
+
+        `final_message` is the agent's last answer (a refusal task needs its decline); `cut_off`
+        says the caller stopped the episode at its step limit (a truncated ToolEnv counts as cut off).
+        `details["check"]` is the check's own verdict; `details["passed"]` the episode's.
+        """
         if self.task is None:
             return 0.0, {"task": None, "passed": None, "error": "no task: nothing to check"}
         if self._initial is None:
             raise EpisodeOver("call reset() before evaluate()")
         if self._verdict is None:
             self._verdict = self._check()
-        return (1.0 if self._verdict["passed"] else 0.0), dict(self._verdict)
+        cut_off = cut_off or (self._over or "").startswith("max_steps")
+        passed = episode_passed(self.task, self._verdict["passed"], final_message=final_message, cut_off=cut_off)
+        details = {**self._verdict, "check": self._verdict["passed"], "passed": passed, "cut_off": cut_off,
+                   "refusal": self.task.refusal}
+        return (1.0 if passed else 0.0), details
 
     def state(self) -> dict[str, Any]:
         """The current state as a canonical snapshot (public state)."""

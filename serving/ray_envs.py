@@ -4,7 +4,7 @@
                  trusted=None, max_steps=None, terminate_on_success=True)
     pool.reset(seeds=None, options=None) -> [(observation, info)] * n
     pool.step(actions) -> [(observation, reward, terminated, truncated, info) | None] * n
-    pool.reset_one(i, seed=None, options=None), pool.step_one(i, action), pool.evaluate(indices=None),
+    pool.reset_one(i, seed=None, options=None), pool.step_one(i, action), pool.evaluate(indices=None, final_messages=None),
     pool.states(indices=None), pool.restarts, pool.close(); a context manager
 
 Why actors hold the instances: an instance is in-memory state (its own SQLite database or
@@ -173,9 +173,17 @@ class EnvActorPool:
             raise ServingError(f"step takes one action per instance ({self.n}), got {len(actions)}")
         return self._call("step", {i: (a,) for i, a in enumerate(actions) if a is not None})
 
-    def evaluate(self, indices: Sequence[int] | None = None) -> list[tuple[float, dict[str, Any]]]:
-        """`ToolEnv.evaluate()` of the listed instances (default: all), in their order."""
-        return self._call("evaluate", {i: () for i in self._indices(indices)}, keep=indices)
+    def evaluate(self, indices: Sequence[int] | None = None,
+                 final_messages: Sequence[str | None] | None = None) -> list[tuple[float, dict[str, Any]]]:
+        """`ToolEnv.evaluate(final_message)` of the listed instances (default: all), in their order.
+
+        `final_messages`: each listed instance's last agent answer (a refusal task needs its decline), or None.
+        """
+        chosen = self._indices(indices)
+        messages = list(final_messages) if final_messages is not None else [None] * len(chosen)
+        if len(messages) != len(chosen) or not all(m is None or isinstance(m, str) for m in messages):
+            raise ServingError(f"final_messages must be one str or None per evaluated instance ({len(chosen)})")
+        return self._call("evaluate", {i: (m,) for i, m in zip(chosen, messages, strict=True)}, keep=indices)
 
     def states(self, indices: Sequence[int] | None = None) -> list[dict[str, Any]]:
         """The listed instances' current states (canonical snapshots), in their order."""

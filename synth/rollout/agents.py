@@ -97,12 +97,13 @@ def _call_message(calls: Sequence[tuple[str, str, str]], content: str = "") -> M
 
 
 class ReferenceAgent:
-    """Follows a task's reference solution, one call per turn, then says it is done."""
+    """Follows a task's reference solution, one call per turn, then says it is done (or, for a refusal, declines)."""
 
     name = "reference"
 
-    def __init__(self, solution: Sequence[Action]) -> None:
+    def __init__(self, solution: Sequence[Action], *, refusal: bool = False) -> None:
         self.solution = list(solution)
+        self.refusal = refusal or not self.solution
         self.made = 0
 
     def act(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]], *, seed: int) -> Turn:
@@ -113,7 +114,7 @@ class ReferenceAgent:
             text = json.dumps(action.arguments, ensure_ascii=False, sort_keys=True)
             return Turn(_call_message([(call_id, action.name, text)]), [ToolCall(call_id, action.name, text,
                                                                                    dict(action.arguments))])
-        content = "Done." if self.solution else "I cannot do that: the rules of this system do not allow it."
+        content = "I cannot do that: the rules of this system do not allow it." if self.refusal else "Done."
         return Turn({"role": "assistant", "content": content})
 
 
@@ -147,7 +148,7 @@ def agent_help() -> str:
 def reference_agent(unit: TaskUnit, handle: EnvHandle) -> Agent:
     """The agent of `--model reference`: the unit's task's reference solution (none: an empty one)."""
     task = next(t for t in handle.tasks() if t.id == unit.task_id)
-    return ReferenceAgent(task.solution or [])
+    return ReferenceAgent(task.solution or [], refusal=task.refusal)
 
 
 AGENTS.add("reference", NamedAgent("reference", "follows each task's reference solution: gold trajectories, no model",

@@ -7,8 +7,9 @@ episode ends when the agent answers without a tool call (`final`), at `max_steps
 (`max_steps`; calls past the limit are answered "not run"), when the env ends it (`env_done`) or
 when the model's reply is unusable after a re-ask (`agent_failed`). A call whose arguments are
 not a JSON object is answered with what was wrong (outcome `malformed`, counted) and the episode
-goes on. The reward is the task's check on (initial, final) state, from the env
-(`ToolEnv.evaluate`).
+goes on. The reward is the env's (`ToolEnv.evaluate`): the task's check on (initial, final)
+state, given the agent's final answer (a refusal task is passed only by a decline) and 0.0 for an
+episode cut off at `max_steps` (catalog.tasks.episode_passed).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class EpisodeEnv(Protocol):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]: ...
 
-    def evaluate(self) -> tuple[float, Any]: ...
+    def evaluate(self, final_message: str | None = None, *, cut_off: bool = False) -> tuple[float, Any]: ...
 
 
 def observation_text(value: Any) -> str:
@@ -115,7 +116,8 @@ def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: EnvSteps | Ver
             messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
             if answer.done:
                 end = "env_done"
-    reward, details = env.evaluate()
+    final = messages[-1].get("content") if end == "final" else None
+    reward, details = env.evaluate(final if isinstance(final, str) else None, cut_off=end == "max_steps")
     checks = [r.sim for r in records if r.sim is not None]
     diverged = next(((r.index, r.name, r.sim) for r in records if r.sim is not None and not r.sim.verified), None)
     simulator = steps.simulator.name if isinstance(steps, VerifiedSteps) else None

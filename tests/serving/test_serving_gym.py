@@ -7,6 +7,7 @@ import pytest
 
 from catalog.models import Action
 from catalog.store import REFERENCE_DIR, Catalog, CatalogError
+from catalog.tasks import Task, declines
 from serving import BadToolCall, EpisodeOver, ServingError, make
 from tests.conftest import REFERENCE_IDS
 
@@ -25,7 +26,8 @@ def test_reference_solutions_earn_reward_and_terminate(reference, env_id):
             assert step_info["outcome"] == "success" and step_info["step"] == number and not truncated
             assert terminated == (reward == 1.0) and step_info["check"]["task"] == task.id
         assert (reward, terminated) == (1.0, True)
-        assert env.evaluate() == (1.0, {"task": task.id, "passed": True, "error": None})
+        assert env.evaluate() == (1.0, {"task": task.id, "passed": True, "error": None, "check": True,
+                                        "cut_off": False, "refusal": False})
         with pytest.raises(EpisodeOver, match="task solved"):
             env.step(task.solution[0].model_dump())
 
@@ -83,6 +85,41 @@ def test_truncation_and_reset_options(reference):
     assert env.reset()[1]["state"] == "quiet"  # a failed reset changed nothing
 
 
+REFUSE_LOAN = Task(
+    id="library-refuse-loan", state="default", refusal=True,
+    instruction="Grace Hopper (M002) asks to borrow Invisible Cities. Policy: no loans this week; decline.",
+    check="def check(initial, final):\n    return final['books']['B010'] == initial['books']['B010']\n",
+    solution=[Action(name="search_books", arguments={"query": "calvino"})],
+    forbidden=[Action(name="borrow_book", arguments={"member_id": "M002", "book_id": "B010"})])
+
+
+def test_a_refusal_is_earned_by_declining_not_by_doing_nothing(reference):
+    env = make("library", task=REFUSE_LOAN, catalog=reference)
+    env.reset()
+    reward, details = env.evaluate()  # the empty episode: the check holds, no decline was said
+    assert reward == 0.0 and details["check"] is True and details["passed"] is False and details["refusal"]
+    _, reward, terminated, _, info = env.step(REFUSE_LOAN.solution[0].model_dump())
+    assert (reward, terminated) == (0.0, False) and info["check"]["passed"] is True  # steps never pay a refusal
+    assert env.evaluate("Done: I found the book for you.")[0] == 0.0
+    assert env.evaluate("Sorry, I can't lend it: our policy does not allow loans this week.")[0] == 1.0
+    env.step(REFUSE_LOAN.forbidden[0].model_dump())  # the forbidden loan: no decline makes up for it
+    assert env.evaluate("I cannot do that.")[0] == 0.0
+
+
+def test_an_episode_cut_off_at_its_step_limit_is_not_a_success(reference):
+    task = reference.get("library").tasks()[0]
+    env = make("library", task=task.id, catalog=reference, max_steps=len(task.solution), terminate_on_success=False)
+    env.reset()
+    rewards = [env.step(action.model_dump())[1:4] for action in task.solution]
+    assert rewards[-1] == (0.0, False, True)  # solved on the last allowed step, but cut off there
+    assert env.evaluate()[1]["check"] is True and env.evaluate()[0] == 0.0
+    solo = make("library", task=task.id, catalog=reference)  # no limit of its own: the caller cut it off
+    solo.reset()
+    for action in task.solution:
+        solo.step(action.model_dump())
+    assert solo.evaluate()[0] == 1.0 and solo.evaluate(cut_off=True)[0] == 0.0
+
+
 def test_no_task_means_no_reward(reference):
     env = make("store", catalog=reference, max_steps=None, state="spring_sale")
     observation, info = env.reset()
@@ -132,3 +169,12 @@ def test_sibling_runtimes_match_a_runtime_of_its_own(reference, env_id, runtimes
 def handle_state_snapshot(runtime, handle, state):
     runtime.reset(handle.state(state))
     return runtime.snapshot()
+
+
+@pytest.mark.parametrize(("message", "declined"), [
+    ("I cannot do that.", True), ("I can't change it: policy forbids it.", True), ("I won't cancel it.", True),
+    ("That is not permitted under our policy.", True), ("I must decline this request.", True),
+    ("I'm unable to issue the refund.", True), ("Done: the order is cancelled.", False),
+    ("Here are the books you asked for.", False), ("", False), (None, False)])
+def test_declines_reads_a_decline_in_plain_words(message, declined):
+    assert declines(message) is declined

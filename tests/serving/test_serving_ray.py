@@ -40,7 +40,11 @@ def test_256_instances_equal_local_tool_envs_and_stay_isolated(reference, ray_cl
         states = pool.states()
         for i, task in enumerate(mine):
             assert (got[i], states[i]) == expected[task.id], f"instance {i} ({task.id})"
-        assert pool.evaluate([0, 1]) == [(1.0, {"task": t.id, "passed": True, "error": None}) for t in mine[:2]]
+        assert pool.evaluate([0, 1]) == [(1.0, {"task": t.id, "passed": True, "error": None, "check": True,
+                                                "cut_off": False, "refusal": False}) for t in mine[:2]]
+        assert [r for r, _ in pool.evaluate([0], final_messages=["I cannot."])] == [1.0]
+        with pytest.raises(ServingError, match="final_messages"):
+            pool.evaluate([0, 1], final_messages=[{"role": "assistant"}, None])  # type: ignore[list-item]
         assert len({repr(states[i]) for i in range(len(tasks))}) == len(tasks)  # isolated: different episodes, states
         with pytest.raises(ServingError, match="one action per instance"):
             pool.step([None])

@@ -290,10 +290,14 @@ def test_reference_agent_on_refusal_tasks(tmp_path: Path, solution: list[dict[st
 
     task = Task(id="refuse-borrow", instruction="Alan Turing (M003) wants to borrow The Selfish Gene right now.",
                 state="default", check="def check(initial, final):\n    return final == initial\n",
-                solution=solution)
+                solution=solution, refusal=True)
     unit = Unit("library", task.id, task.state, task.instruction, len(solution))
     with make("library", task=task, catalog=Catalog(tmp_path / "c"), terminate_on_success=False) as env:
-        t = run_episode(env, ReferenceAgent(task.solution or []), unit, EnvSteps(env), env_doc="library",
+        t = run_episode(env, ReferenceAgent(task.solution or [], refusal=True), unit, EnvSteps(env), env_doc="library",
                         env_kind="sql", seed=0, max_steps=5).model_dump()
     assert t["success"] and t["end"] == "final" and [s["outcome"] for s in t["steps"]] == ["failure"] * len(solution)
+    with make("library", task=task, catalog=Catalog(tmp_path / "c"), terminate_on_success=False) as env:
+        cut = run_episode(env, ReferenceAgent(task.solution or [], refusal=True), unit, EnvSteps(env),
+                          env_doc="library", env_kind="sql", seed=0, max_steps=len(solution)).model_dump()
+    assert cut["end"] == "max_steps" and cut["reward"] == 0.0 and not cut["success"]  # cut off before declining
     assert_openai_messages(t["messages"])

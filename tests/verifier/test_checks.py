@@ -33,7 +33,7 @@ SEVERITIES = {
     "failure_changes_nothing": "critical", "writes_inside_write_set": "critical",
     "read_tools_write_nothing": "critical", "deterministic": "critical", "schema_constraints_hold": "critical",
     "invariants_hold": "critical", "every_guard_reachable": "minor", "tasks_unsolved_then_solved": "critical",
-    "read_tools_keep_hidden_state": "minor", "no_interpreter_wide_change": "critical",
+    "no_task_passes_empty_episode": "critical", "read_tools_keep_hidden_state": "minor", "no_interpreter_wide_change": "critical",
     "errors_signalled_as_failures": "minor", "hidden_writes": "informational", "ill_typed_accepted": "informational",
 }
 
@@ -129,6 +129,8 @@ def test_each_property_finds_its_planted_bug_shrunk_to_one_call(buggy, name, too
 def test_checks_that_read_code_tasks_or_coverage(buggy):
     assert buggy.declared_kind_matches_code() == Verdict(False, {"tools": ["peek"]})
     assert buggy.tasks_unsolved_then_solved() == Verdict(False, {"task": "pre-solved"}, "already satisfied initially")
+    assert buggy.no_task_passes_empty_episode() == Verdict(False, {"task": "pre-solved"},
+                                                           "task pre-solved is passed by an empty episode")
     guards = buggy.every_guard_reachable()
     assert not guards.ok and "count > 5 and count < 3" in guards.counterexample["untriggered"][0]
     assert buggy.initial_states_load() == Verdict(True)
@@ -225,7 +227,10 @@ REFUSAL = {"id": "refuse-calvino", "state": "default", "refusal": True,
 
 def test_a_refusal_task_is_confirmed_by_its_forbidden_calls(tmp_path, reference, pool):
     handle = _library_with_tasks(tmp_path, reference, [REFUSAL])
-    assert PropertySuite(handle, spec_of(handle), pool, examples=5).tasks_unsolved_then_solved().ok
+    suite = PropertySuite(handle, spec_of(handle), pool, examples=5)
+    assert suite.tasks_unsolved_then_solved().ok
+    # its check holds on the initial state, yet an empty episode does not pass it: the decline is missing
+    assert suite.no_task_passes_empty_episode() == Verdict(True, detail="1 tasks")
     blind = dict(REFUSAL, check="def check(initial, final):\n    return True\n")  # cannot tell the forbidden loan
     handle = _library_with_tasks(tmp_path / "blind", reference, [blind])
     verdict = PropertySuite(handle, spec_of(handle), pool, examples=5).tasks_unsolved_then_solved()

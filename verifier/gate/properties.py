@@ -30,6 +30,7 @@ from hypothesis.errors import NoSuchExample
 from catalog.models import Action
 from catalog.plan import Plan
 from catalog.store import EnvHandle
+from catalog.tasks import episode_passed
 from constraints.completeness import CandidateCache, CompletenessRun
 from constraints.report import CompletenessReport
 from constraints.spec import ConstraintSpec, Param
@@ -86,6 +87,7 @@ class PropertySuite:
         self.runner = SandboxCallRunner(handle, pool)
         self.candidates = CandidateCache()
         self._cache: dict[str, JobResult] = {}
+        self._task_outcomes: dict[str, dict[str, Any]] = {}  # per task (as JSON): its worker task frame
         self._sequences: dict[str, Sequence] = {}
         self._forms = {tool: {p.name: param_form(p) for p in spec.tools[tool].params} for tool in spec.tools}
         self._actions: dict[str, st.SearchStrategy[Sequence]] = {}  # per state name: built once, drawn by every search
@@ -422,10 +424,23 @@ class PropertySuite:
                 return Verdict(False, {"task": task.id}, why)
         return Verdict(True, detail=f"{len(self.handle.tasks())} tasks")
 
+    @check(Severity.CRITICAL)
+    def no_task_passes_empty_episode(self) -> Verdict:
+        """No task is passed by an episode with no call and no answer: a reward an RL policy gets for doing nothing."""
+        for task in self.handle.tasks():
+            outcome = self._task_outcome(task)
+            if not outcome.get("error") and episode_passed(task, outcome.get("initial") is True):
+                return Verdict(False, {"task": task.id}, f"task {task.id} is passed by an empty episode")
+        return Verdict(True, detail=f"{len(self.handle.tasks())} tasks")
+
     def _task_outcome(self, task: Any) -> dict[str, Any]:
-        job = Job.for_env(self.handle, [], state_name=task.state)
-        job.task = task.model_dump(mode="json")
-        return self.pool.run(job).task or {"error": "no answer"}
+        """The worker's task frame for `task` (its check initially and after its solution), once per task."""
+        key = task.model_dump_json()
+        if key not in self._task_outcomes:
+            job = Job.for_env(self.handle, [], state_name=task.state)
+            job.task = task.model_dump(mode="json")
+            self._task_outcomes[key] = self.pool.run(job).task or {"error": "no answer"}
+        return self._task_outcomes[key]
 
     def _task_problem(self, task: Any) -> str | None:
         """Why a task's check does not confirm (None if it does); see catalog.tasks for refusals."""
