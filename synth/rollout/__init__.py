@@ -21,9 +21,17 @@ from synth.rollout.run import (
            run_rollouts,
 )
 from synth.rollout.steps import EnvSteps, VerifiedSteps, bench_template
-from synth.rollout.trajectory import TRAJECTORIES_FILE, SimCheck, StepRecord, Trajectory, load_trajectories
+from synth.rollout.trajectory import (
+    TRAJECTORIES_FILE,
+    SimCheck,
+    StepRecord,
+    Trajectory,
+    load_trajectories,
+    template_messages,
+)
 
 __all__ = ["TRAJECTORIES_FILE", "Agent", "AgentFailed", "EnvSteps", "ModelAgent", "ModelAgentFactory", "ReferenceAgent", "RolloutConfig",
            "RolloutError", "RunResult", "SimCheck", "StepRecord", "ToolCall", "Trajectory", "Turn", "Unit",
            "VerifiedSteps", "bench_template", "build_report", "json_summary", "load_trajectories", "plan_units",
-           "reference_agent", "render_markdown", "render_summary", "run_episode", "run_rollouts", "write_report"]
+           "reference_agent", "render_markdown", "render_summary", "run_episode", "run_rollouts", "template_messages",
+           "write_report"]

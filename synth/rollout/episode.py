@@ -92,7 +92,7 @@ def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: EnvSteps | Ver
             end = "final"
         for call in turn.calls:
             if len(records) >= max_steps or end:
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(
+                messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": json.dumps(
                     {"error": f"not run: the episode ended ({end or 'step limit of ' + str(max_steps) + ' reached'})"})})
                 end = end or "max_steps"
                 continue
@@ -102,8 +102,9 @@ def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: EnvSteps | Ver
                 records.append(StepRecord(index=len(records), call_id=call.id, name=call.name,
                                           arguments_json=as_json_text(call.arguments_text), outcome="malformed",
                                           observation_json=as_json_text({"error": error}), delta_json="[]",
-                                          delta_size=0, seconds=0.0, error=call.error))
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps({"error": error})})
+                                          delta_size=0, seconds=0.0, error=call.error or "malformed arguments"))
+                messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
+                                 "content": json.dumps({"error": error})})
                 continue
             answer = steps.answer(Action(name=call.name, arguments=call.arguments))
             env_seconds += answer.seconds
@@ -112,15 +113,15 @@ def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: EnvSteps | Ver
                                       arguments_json=as_json_text(call.arguments), outcome=answer.outcome,
                                       observation_json=as_json_text(answer.observation),
                                       delta_json=as_json_text(answer.delta), delta_size=len(answer.delta),
-                                      seconds=round(answer.seconds, 6), error=None, sim=answer.sim))
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+                                      seconds=round(answer.seconds, 6), sim=answer.sim))
+            messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content})
             if answer.done:
                 end = "env_done"
     final = messages[-1].get("content") if end == "final" else None
     reward, details = env.evaluate(final if isinstance(final, str) else None, cut_off=end == "max_steps")
-    checks = [r.sim for r in records if r.sim is not None]
-    diverged = next(((r.index, r.name, r.sim) for r in records if r.sim is not None and not r.sim.verified), None)
-    simulator = steps.simulator.name if isinstance(steps, VerifiedSteps) else None
+    checks = [r.sim for r in records if r.sim.simulated]
+    diverged = next(((r.index, r.name, r.sim) for r in records if r.sim.simulated and not r.sim.verified), None)
+    simulator = steps.simulator.name if isinstance(steps, VerifiedSteps) else ""
     sim_usage = Usage()
     for check in checks:
         sim_usage.add(check)
@@ -129,9 +130,9 @@ def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: EnvSteps | Ver
         simulator=simulator, seed=seed, messages=messages, tools=tools,
         steps=records, reward=float(reward), success=float(reward) >= 1.0, check_json=as_json_text(details),
         end=end, usage=usage, sim_usage=sim_usage, cost_usd=round(usage.cost_usd + round(sim_usage.cost_usd, 8), 8),
-        verified=(diverged is None) if simulator else None,
-        first_divergence=None if diverged is None else {"step": diverged[0], "tool": diverged[1],
-                                                         "what": diverged[2].divergence()},
+        verified=bool(simulator) and diverged is None,
+        first_divergence_json=as_json_text(None if diverged is None else {
+            "step": diverged[0], "tool": diverged[1], "what": diverged[2].divergence()}),
         metadata={"env_kind": env_kind, "solution_length": unit.solution_length, "started_at": started,
                   "seconds": round(time.perf_counter() - t0, 6), "model_seconds": round(usage.seconds, 6),
                   "env_seconds": round(env_seconds, 6), "turns": turns, "malformed_calls": malformed,

@@ -9,6 +9,7 @@ and the first divergences.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,7 @@ def build_report(trajectories: Sequence[dict[str, Any]], *, model: str, simulato
     }
     if simulator is not None:
         verified = sum(1 for t in ts if t["verified"])
-        sim_steps = [s for t in ts for s in t["steps"] if s.get("sim")]
+        sim_steps = [s for t in ts for s in t["steps"] if s["sim"]["simulated"]]
         report.update({
             "verified": verified, "verified_yield": _rate(verified, n),
             "simulated_steps": len(sim_steps), "steps_verified": sum(1 for s in sim_steps if s["sim"]["verified"]),
@@ -82,8 +83,8 @@ def build_report(trajectories: Sequence[dict[str, Any]], *, model: str, simulato
             "abstained_steps": sum(1 for s in sim_steps if s["sim"]["abstained"]),
             "simulator_cost_usd": round(sim.cost_usd, 8),
             "cost_per_verified_usd": round(cost / verified, 8) if verified else None,
-            "divergences": [{"id": t["id"], **t["first_divergence"]} for t in ts
-                            if t["first_divergence"]][:DIVERGENCES_LISTED],
+            "divergences": [{"id": t["id"], **json.loads(t["first_divergence_json"])} for t in ts
+                            if t["first_divergence_json"] != "null"][:DIVERGENCES_LISTED],
         })
     return report
 

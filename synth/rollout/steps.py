@@ -20,7 +20,7 @@ episode can go on, and the step counts as not verified.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from catalog.bench.items import BenchItem, SimResult, Simulator, item_id
@@ -49,7 +49,7 @@ class Answer:
     delta: list[dict[str, Any]]
     done: bool
     seconds: float
-    sim: SimCheck | None = None
+    sim: SimCheck = field(default_factory=SimCheck.not_simulated)
 
 
 def _execute(env: StepEnv, action: Action) -> tuple[Any, str, list[dict[str, Any]], bool]:
@@ -107,7 +107,7 @@ class VerifiedSteps:
         check = SimCheck(
             verified=is_verified(scores), fm=bool(scores["fm"]), cm_strict=bool(scores["cm_strict"]),
             answered_by="simulator" if answered else "env", abstained=bool(prediction.abstained),
-            reason=prediction.reason or prediction.error,
+            reason=prediction.reason or prediction.error or "",
             predicted_observation_json=as_json_text(prediction.observation),
             predicted_delta_json=as_json_text(prediction.delta), tokens_in=int(prediction.tokens_in or 0),
             tokens_out=int(prediction.tokens_out or 0), cost_usd=float(prediction.cost_usd or 0.0),

@@ -2,12 +2,24 @@
 
 One trajectory is one line of `trajectories.jsonl` (its pydantic `model_dump()`). The line is built for two readers: `json`
 line by line (every field is plain JSON) and HF `datasets` as plain JSONL, whose Arrow columns
-need one type per field on every line. So the fields whose type varies from call to call (tool
-arguments, observations, deltas, the check's details, a simulator's prediction) are stored as
-JSON text (`*_json`), exactly as OpenAI messages already carry tool arguments and tool results;
-everything else keeps one type (null where it does not apply). `messages` follow the OpenAI chat
-format: system, user, assistant (with `tool_calls`, `function.arguments` as JSON text) and tool
-(with `tool_call_id`) messages; `tools` are the OpenAI function schemas the agent was given.
+need one type per field on every line *and in every file*: a column that is null on every line
+of one file is typed null, and a second file with values there no longer loads with it. So:
+
+- the fields whose type varies from call to call (tool arguments, observations, deltas, the
+  check's details, a simulator's prediction, the first divergence, model-call errors) are JSON
+  text (`*_json`), exactly as OpenAI messages already carry tool arguments and tool results;
+- nothing else is ever null: a run without a simulator has `simulator` "", `verified` false and
+  every step's `sim` with `simulated` false, a step without an error has `error` "". Runs with
+  and without `--simulator` therefore have one schema, and their files load together.
+
+`messages` are the OpenAI chat format (what `datasets`, TRL and OpenAI fine-tuning read): system,
+user, assistant (with `tool_calls`, `function.arguments` as JSON text) and tool (with
+`tool_call_id` and the tool's `name`, which chat templates such as hermes' print) messages;
+`tools` are the OpenAI function schemas the agent was given. HF chat templates want each call's
+arguments as an object instead (`tojson` would encode the text twice): `template_messages`
+decodes them for `tokenizer.apply_chat_template(template_messages(line), tools=line["tools"])`.
+The tool schemas differ between envs, so files of runs over different envs are one Arrow schema
+only where their tools are; over one catalog's envs they are.
 """
 
 from __future__ import annotations
@@ -24,7 +36,7 @@ from catalog.state.jsonable import canonical_json
 from catalog.usage import Usage
 
 __all__ = ["TRAJECTORIES_FILE", "SimCheck", "StepRecord", "Trajectory", "as_json_text", "is_trajectory",
-           "load_trajectories", "trajectory_journal"]
+           "load_trajectories", "template_messages", "trajectory_journal"]
 
 TRAJECTORIES_FILE = "trajectories.jsonl"
 
@@ -39,21 +51,28 @@ class SimCheck(JsonModel):
 
     `verified`: the simulator's observation (FM) and next state (strict CM) both match execution.
     `answered_by` is what the agent saw: `simulator`, or `env` when the simulator gave no answer
-    (abstained or failed), so the episode could go on.
+    (abstained or failed), so the episode could go on. A run without a simulator records
+    `not_simulated()` (`simulated` false) so the line keeps one shape.
     """
 
+    simulated: bool = True
     verified: bool
     fm: bool
     cm_strict: bool
     answered_by: str
     abstained: bool = False
-    reason: str | None = None
+    reason: str = ""
     predicted_observation_json: str = "null"
     predicted_delta_json: str = "null"
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
     seconds: float = 0.0
+
+    @classmethod
+    def not_simulated(cls) -> SimCheck:
+        """The record of a step the env answered alone (the run had no simulator)."""
+        return cls(simulated=False, verified=False, fm=False, cm_strict=False, answered_by="env")
 
     def divergence(self) -> str:
         """What differed, in a few words (for the first divergence of a trajectory)."""
@@ -67,7 +86,8 @@ class StepRecord(JsonModel):
     """One tool call of the agent and what answered it.
 
     `outcome` is the env's (success, failure, crash, invalid), or `malformed` when the call's
-    arguments were not a JSON object: nothing ran and the agent was told what was wrong.
+    arguments were not a JSON object: nothing ran and the agent was told what was wrong (`error`,
+    "" otherwise).
     """
 
     index: int
@@ -79,15 +99,17 @@ class StepRecord(JsonModel):
     delta_json: str
     delta_size: int
     seconds: float
-    error: str | None = None
-    sim: SimCheck | None = None
+    error: str = ""
+    sim: SimCheck = Field(default_factory=SimCheck.not_simulated)
 
 
 class Trajectory(JsonModel):
     """One episode of one agent on one (env, task); `id` is `env/task`, the resume key.
 
     `model_dump()` is its line. `usage` (the agent's model calls) is stored without seconds and
-    `sim_usage` (the simulator's steps) without errors: the keys the file has always had.
+    with its errors as `errors_json`, `sim_usage` (the simulator's steps) without errors.
+    `simulator` is "" and `verified` false without a simulator; `verified` is true when every
+    step was simulated and verified. `first_divergence_json` is "null" or the first step that was not.
     """
 
     id: str
@@ -95,7 +117,7 @@ class Trajectory(JsonModel):
     task: str
     state: str
     model: str
-    simulator: str | None
+    simulator: str
     seed: int
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
@@ -107,17 +129,45 @@ class Trajectory(JsonModel):
     usage: Usage
     sim_usage: Usage
     cost_usd: float
-    verified: bool | None
-    first_divergence: dict[str, Any] | None
+    verified: bool
+    first_divergence_json: str
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_serializer("usage")
     def _agent_usage(self, usage: Usage) -> dict[str, Any]:
-        return usage.model_dump(exclude={"seconds"})
+        return {**usage.model_dump(exclude={"seconds", "errors"}), "errors_json": as_json_text(usage.errors)}
 
     @field_serializer("sim_usage")
     def _sim_usage(self, usage: Usage) -> dict[str, Any]:
         return usage.model_dump(exclude={"errors"})
+
+
+def template_messages(line: dict[str, Any]) -> list[dict[str, Any]]:
+    """A trajectory line's messages for HF chat templates: each tool call's arguments decoded to an object.
+
+    The line itself keeps OpenAI's form (arguments as JSON text); templates render arguments with
+    `tojson`, which would encode that text a second time. Arguments that are not a JSON object
+    (a malformed call, kept as sent) stay text: a template prints them as the model wrote them.
+    """
+    out: list[dict[str, Any]] = []
+    for message in line["messages"]:
+        calls = message.get("tool_calls")
+        if calls:
+            message = {**message, "tool_calls": [
+                {**call, "function": {**call["function"], "arguments": _decoded(call["function"]["arguments"])}}
+                for call in calls]}
+        out.append(message)
+    return out
+
+
+def _decoded(arguments: Any) -> Any:
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return arguments
+    return value if isinstance(value, dict) else arguments
 
 
 def is_trajectory(line: dict[str, Any]) -> bool:

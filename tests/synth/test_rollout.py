@@ -122,13 +122,13 @@ def test_a_wrong_simulated_step_is_caught_at_that_step(tmp_path: Path) -> None:
     result = run_rollouts(catalog, units, RolloutConfig(model="reference", simulator="wrong-at"), tmp_path / "o",
                           agent_factory=reference_agent, simulator=simulator, concurrency=1)
     (t,) = result.trajectories
-    assert t["verified"] is False and t["first_divergence"] == {"step": 1, "tool": "borrow_book",
-                                                                 "what": "state differ"}
+    assert t["verified"] is False and json.loads(t["first_divergence_json"]) == {
+        "step": 1, "tool": "borrow_book", "what": "state differ"}
     assert [s["sim"]["verified"] for s in t["steps"]] == [True, False]
     assert t["steps"][1]["sim"]["fm"] is True and json.loads(t["steps"][1]["sim"]["predicted_delta_json"]) == []
     assert t["success"] is True  # the real env executed every call: the reward is the real check's
     report = build_report(result.trajectories, model="reference", simulator="wrong-at")
-    assert report["verified"] == 0 and report["divergences"] == [{"id": t["id"], **t["first_divergence"]}]
+    assert report["verified"] == 0 and report["divergences"] == [{"id": t["id"], **json.loads(t["first_divergence_json"])}]
 
 
 def _library_unit(catalog: Catalog, task: str = "library-borrow-calvino") -> list[Any]:
@@ -220,7 +220,7 @@ def test_reference_rollout_on_a_synthesized_env_in_the_sandbox(tmp_path: Path) -
                           agent_factory=reference_agent, simulator=SpecSimulator(), concurrency=2)
     assert len(result.trajectories) == len(units) >= 1 and not result.errors
     assert all(t["success"] and t["verified"] for t in result.trajectories), [
-        (t["id"], t["first_divergence"], t["check_json"]) for t in result.trajectories]
+        (t["id"], t["first_divergence_json"], t["check_json"]) for t in result.trajectories]
 
 
 @pytest.mark.embedded_llm
@@ -273,7 +273,7 @@ def test_an_llm_simulator_over_http_is_verified_step_by_step(tmp_path: Path, llm
                           tmp_path / "o", agent_factory=reference_agent, simulator=simulator, concurrency=1)
     (t,) = result.trajectories
     assert [s["sim"]["verified"] for s in t["steps"]] == [True, False]
-    assert t["first_divergence"] == {"step": 1, "tool": "declare_book_lost", "what": "observation and state differ"}
+    assert json.loads(t["first_divergence_json"]) == {"step": 1, "tool": "declare_book_lost", "what": "observation and state differ"}
     assert t["messages"][5]["content"] == "ok"  # the agent was shown the simulator's answer
     assert t["sim_usage"]["calls"] == 2 and t["sim_usage"]["tokens_in"] == 20 and t["cost_usd"] > 0
     report = build_report(result.trajectories, model="reference", simulator="gpt-4o-mini")
