@@ -66,17 +66,19 @@ class Episodes(Generic[T]):
     def add(self, value: T, owner: str | None) -> str:
         """A new handle for `value`, owned by `owner`; EpisodeLimit when `cap` are open (expired ones first closed)."""
         if len(self._open) >= self.cap:
-            self.sweep(force=True)
+            for expired in self.sweep(force=True):
+                self._close(expired)
         if len(self._open) >= self.cap:
-            raise EpisodeLimit(f"{self.cap} episodes are open, the server's limit (--max-sessions): finish one "
-                               f"or let it expire (--idle-timeout), then call reset again")
+            raise EpisodeLimit(f"the server's limit of {self.cap} open episodes (--max-sessions) is reached: "
+                               f"let one expire (--idle-timeout), then call reset again")
         handle = secrets.token_urlsafe(HANDLE_BYTES)
         self._open[handle] = _Entry(value, owner, self._clock())
         return handle
 
     def get(self, handle: object, owner: str | None) -> T:
         """The episode of `handle` if `owner` opened it and it has not expired; else UnknownEpisode."""
-        self.sweep()
+        for expired in self.sweep():
+            self._close(expired)
         entry = self._open.get(handle) if isinstance(handle, str) and len(handle) <= _MAX_HANDLE_CHARS else None
         if entry is not None and self._expired(entry):
             self._close(self._open.pop(str(handle)).value)
@@ -91,14 +93,17 @@ class Episodes(Generic[T]):
         """Forget `handle` without closing its value (an episode whose start failed)."""
         self._open.pop(handle, None)
 
-    def sweep(self, force: bool = False) -> None:
-        """Close the episodes idle for longer than `idle_timeout` (at most once a second unless forced)."""
+    def sweep(self, force: bool = False) -> list[T]:
+        """Forget the episodes idle for longer than `idle_timeout` and return them, for the caller to close.
+
+        At most once a second unless forced; the caller may close them in a thread (a sandboxed
+        env's close waits for its worker).
+        """
         now = self._clock()
         if not self.idle_timeout or (not force and now - self._last_sweep < _SWEEP_EVERY):
-            return
+            return []
         self._last_sweep = now
-        for handle in [h for h, entry in self._open.items() if self._expired(entry)]:
-            self._close(self._open.pop(handle).value)
+        return [self._open.pop(h).value for h in [h for h, entry in self._open.items() if self._expired(entry)]]
 
     def close_all(self) -> None:
         while self._open:

@@ -161,6 +161,11 @@ def _where(ctx: Any) -> Where:
     return "episode" if getattr(ctx, "request", None) is not None else "process"
 
 
+def _close_all(sessions: list[_Session]) -> None:
+    for session in sessions:
+        session.close()
+
+
 def _owner() -> str | None:
     """Who may use an episode: the bearer token's client over HTTP (None without auth)."""
     token = get_access_token()
@@ -222,6 +227,16 @@ class _Handlers:
         """Close every env this server still holds outside connections (at the server's end)."""
         self._process.close()
         self.episodes.close_all()
+
+    async def expire_episodes(self) -> None:
+        """Close idle episodes as they expire, not only when a request comes (their workers are memory)."""
+        if not self.episodes.idle_timeout:
+            return
+        while True:
+            await anyio.sleep(max(1.0, min(60.0, self.episodes.idle_timeout / 4)))
+            expired = self.episodes.sweep(force=True)
+            if expired:
+                await anyio.to_thread.run_sync(_close_all, expired)
 
     # --- sessions -----------------------------------------------------------------------------
     def _session(self, ctx: Any) -> _Session:
@@ -470,7 +485,10 @@ def build_server(config: ServeConfig) -> Server[Any]:
     @asynccontextmanager
     async def lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         try:
-            yield {}
+            async with anyio.create_task_group() as group:
+                group.start_soon(handlers.expire_episodes)
+                yield {}
+                group.cancel_scope.cancel()
         finally:
             handlers.close()
 

@@ -9,6 +9,7 @@ kept) or the call gets a clear error, never a silent fresh env.
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -22,7 +23,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from serving.episodes import EpisodeLimit, Episodes, UnknownEpisode
-from tests.serving.test_serving_door import TOKEN_A, TOKEN_B, _server
+from tests.serving.test_serving_door import TOKEN_A, TOKEN_B, _server, shop  # noqa: F401 (a fixture)
+from tests.sockets import descendants
 
 ROOT = Path(__file__).resolve().parents[2]
 BORROW = {"member_id": "M002", "book_id": "B010"}
@@ -155,6 +157,29 @@ def test_http_episode_of_another_token_or_unknown_is_refused(http_url):
     anyio.run(run)
 
 
+def test_http_episodes_are_capped_and_an_idle_one_releases_its_worker(tmp_path, shop):  # noqa: F811
+    """--max-sessions 1 --idle-timeout 1, a sandboxed env: the idle episode's worker goes away unasked."""
+    with _server(tmp_path, "shop", "--token", TOKEN_A, "--idle-timeout", "1", "--max-sessions", "1",
+                 catalog=str(shop)) as (process, url, _):
+        before = descendants(process.pid)
+
+        async def run():
+            async with _sdk_http(url, TOKEN_A) as client:
+                started = await client.call_tool("reset", {})
+                assert started.meta["envforge"]["sandboxed"] is True and descendants(process.pid) - before
+                full = await client.call_tool("reset", {})
+                assert full.is_error and "limit of 1 open episodes" in _text(full)
+                deadline = time.monotonic() + 30
+                while descendants(process.pid) - before:  # no request needed: the server expires it
+                    assert time.monotonic() < deadline, "the idle episode's worker was not released"
+                    await anyio.sleep(0.2)
+                late = await client.call_tool("get_product", {"product_id": "P001", "episode": started.meta["envforge"]["episode"]})
+                assert late.is_error and "unknown episode" in _text(late)
+                assert not (await client.call_tool("reset", {})).is_error  # the slot is free again
+
+        anyio.run(run)
+
+
 # --- the registry: cap and expiry ----------------------------------------------------------------
 def test_episodes_are_capped_expired_and_closed():
     now, closed = [0.0], []
@@ -162,7 +187,7 @@ def test_episodes_are_capped_expired_and_closed():
                                        clock=lambda: now[0])
     a, busy = episodes.add("a", "token-0"), episodes.add("busy", "token-0")
     assert len({a, busy}) == 2 and len(a) >= 22
-    with pytest.raises(EpisodeLimit, match="2 episodes are open"):
+    with pytest.raises(EpisodeLimit, match="limit of 2 open episodes"):
         episodes.add("c", "token-0")
     with pytest.raises(UnknownEpisode):
         episodes.get(a, "token-1")  # another token's
