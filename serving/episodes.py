@@ -89,6 +89,12 @@ class Episodes(Generic[T]):
         entry.last_used = self._clock()
         return entry.value
 
+    def touch(self, handle: str) -> None:
+        """Count `handle` as used now (at the end of a call: a long call does not age its episode)."""
+        entry = self._open.get(handle)
+        if entry is not None:
+            entry.last_used = self._clock()
+
     def discard(self, handle: str) -> None:
         """Forget `handle` without closing its value (an episode whose start failed)."""
         self._open.pop(handle, None)

@@ -267,6 +267,16 @@ class _Handlers:
         session.episode = self.episodes.add(session, _owner())
         return session, True
 
+    @asynccontextmanager
+    async def _turn(self, session: _Session) -> AsyncIterator[None]:
+        """One call's hold on the session; an episode counts as used when the call ends, not when it began."""
+        async with session.lock:
+            try:
+                yield
+            finally:
+                if session.episode is not None:
+                    self.episodes.touch(session.episode)
+
     def _forget(self, session: _Session) -> None:
         """Drop a new episode whose start failed."""
         if session.episode is not None:
@@ -388,7 +398,7 @@ class _Handlers:
             session, new = self._call_session(ctx, params.name, arguments)
         except EnvforgeError as exc:
             return _error(str(exc))
-        async with session.lock:
+        async with self._turn(session):
             try:
                 env = await self._env(ctx, session)
                 if params.name == RESET:

@@ -158,8 +158,8 @@ def test_http_episode_of_another_token_or_unknown_is_refused(http_url):
 
 
 def test_http_episodes_are_capped_and_an_idle_one_releases_its_worker(tmp_path, shop):  # noqa: F811
-    """--max-sessions 1 --idle-timeout 1, a sandboxed env: the idle episode's worker goes away unasked."""
-    with _server(tmp_path, "shop", "--token", TOKEN_A, "--idle-timeout", "1", "--max-sessions", "1",
+    """--max-sessions 1 --idle-timeout 2, a sandboxed env: the idle episode's worker goes away unasked."""
+    with _server(tmp_path, "shop", "--token", TOKEN_A, "--idle-timeout", "2", "--max-sessions", "1",
                  catalog=str(shop)) as (process, url, _):
         before = descendants(process.pid)
 
@@ -196,5 +196,8 @@ def test_episodes_are_capped_expired_and_closed():
     assert closed == ["a"] and episodes.get(busy, "token-0") == "busy" and episodes.get(c, "token-0") == "c"
     with pytest.raises(UnknownEpisode):
         episodes.get(a, "token-0")
+    now[0] = 22.0
+    episodes.touch(c)  # a call on c ended just now: c is not idle
+    assert episodes.sweep(force=True) == [] and episodes.get(c, "token-0") == "c"
     episodes.close_all()
     assert sorted(closed) == ["a", "busy", "c"] and len(episodes) == 0
