@@ -146,10 +146,10 @@ class _EnvFacts:
     task: Task | None = None
 
 
-Where = Literal["connection", "process", "episode"]
+_Where = Literal["connection", "process", "episode"]
 
 
-def _where(ctx: Any) -> Where:
+def _where(ctx: Any) -> _Where:
     """Where a request's state lives.
 
     The handshake protocol (2025-11-25 and before): its MCP connection. The sessionless protocol
