@@ -19,7 +19,8 @@ What a session sees:
 - `check` (arguments `final_message`, the agent's last answer, and `cut_off`): the episode's
   score as `ToolEnv.evaluate` gives it (`reward`, `passed`, `check`, `cut_off`, `refusal`, `step`)
   as JSON text, for harnesses whose client drops `_meta` (langchain-mcp-adapters does). It is
-  callable but never listed: the agent does not get to ask whether it has passed.
+  callable but never listed: the agent does not get to ask whether it has passed. An env tool
+  named `reset` or `check` is shadowed by these.
 - prompts: `task` (the session's current task instruction) and one per task of the env (named by
   task id), each a single user message.
 
