@@ -22,7 +22,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         "or the reset tool's arguments, not --state/--task")
     door, generated = _serve_door(args)
     config = ServeConfig(open_catalog(args), None if args.all else args.env_id, args.state, args.task,
-                         True if args.trusted else None, **({"door": door} if door is not None else {}))
+                         True if args.trusted else None, **({"door": door} if door is not None else {}),
+                         hide_reset=args.hide_reset)
     config.check()
 
     def ready(url: str) -> None:
@@ -83,7 +84,9 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
                     "picks one (HTTP: /mcp?env=ENV_ID[&state=S&task=T]; any transport: reset's env argument). "
                     "Reference envs run in the server's process, other envs in sandbox workers. HTTP requests "
                     "need 'Authorization: Bearer TOKEN' (--token, else ENVFORGE_SERVE_TOKEN, else a generated token "
-                    "printed at start); a session answers only the token that created it.")
+                    "printed at start); a session answers only the token that created it. On the sessionless MCP "
+                    "protocol (2026-07-28) over HTTP, reset returns an episode handle that every tool takes (argument "
+                    "'episode', or /mcp?episode=HANDLE), bound to the token, capped and expired like sessions.")
     serving.add_argument("env_id", metavar="ENV_ID", nargs="?", help="environment id, e.g. library")
     serving.add_argument("--all", action="store_true", help="serve every catalog env, chosen per session")
     serving.add_argument("--state", metavar="NAME", help="initial state (default: the task's, else the env's default)")
@@ -99,10 +102,14 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     serving.add_argument("--no-auth", action="store_true", help="HTTP: no token (only with a loopback --host: "
                          "anyone on this machine can then drive the sessions)")
     serving.add_argument("--max-sessions", type=whole_number(1), metavar="N", help="HTTP: sessions open at once; more are "
-                         "refused with HTTP 503 (default: MemAvailable / 100 MiB, one sandboxed session each)")
+                         "refused with HTTP 503 (default: MemAvailable / 100 MiB, one sandboxed session each); "
+                         "the same cap holds for the sessionless protocol's episodes")
     serving.add_argument("--idle-timeout", type=number(0, inclusive=True), metavar="SECONDS",
-                         help="HTTP: close a session after this long without a request, its env closed and its "
-                              "slot freed (default: 900; 0: never)")
+                         help="HTTP: close a session (or a sessionless episode) after this long without a request, "
+                              "its env closed and its slot freed (default: 900; 0: never)")
+    serving.add_argument("--hide-reset", action="store_true", help="leave the reset tool out of the tool list "
+                         "the model sees (it stays callable, for the harness; so does the never-listed check tool, "
+                         "the episode's reward and verdict as text)")
     serving.add_argument("--trusted", action="store_true", help="run every env's code in the server's process, "
                          "outside the sandbox (only for code you vouch for)")
     serving.set_defaults(handler=cmd_serve)

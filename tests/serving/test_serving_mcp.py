@@ -99,6 +99,8 @@ def test_stdio_tools_state_errors_reset_and_prompt():
             assert meta["outcome"] == "success" and meta["reward"] == 1.0 and meta["check"]["passed"] is True
             again = await session.call_tool("borrow_book", BORROW)  # the state changed: now a rule failure
             assert again.is_error and "on_loan" in _observation(again)["error"]
+            verdict = _observation(await session.call_tool("check", {}))  # the harness's score, never listed
+            assert verdict["passed"] is True and verdict["reward"] == 1.0 and "check" not in tools
             bad = await session.call_tool("borrow_book", {"member_id": "M002"})
             assert bad.is_error and bad.meta["envforge"]["outcome"] == "invalid"
             unknown = await session.call_tool("no_such_tool", {})
