@@ -112,7 +112,8 @@ def _types() -> SimpleNamespace:
 
         result: JsonValue = None  # the tool's return value
         instruction: str | None = None  # at reset: what the agent is asked
-        tools: list[dict[str, JsonValue]] | None = None  # at reset: the tools as OpenAI function schemas
+        # the tools as OpenAI function schemas: at a session's first reset and when a reset changes env_id
+        tools: list[dict[str, JsonValue]] | None = None
         env_id: str | None = None
         task: str | None = None
         state: str | None = None
@@ -152,19 +153,23 @@ def _types() -> SimpleNamespace:
             chosen = env_id or (self._env.env_id if self._env is not None else served.default)
             if chosen not in served.handles:
                 raise ServingError(f"reset: this server serves {', '.join(sorted(served.handles))}, not {chosen!r}")
-            if self._env is None or self._env.env_id != chosen:
-                if self._env is not None:
-                    self._env.close()
+            env = self._env
+            fresh = env is None or env.env_id != chosen
+            if fresh:
+                if env is not None:
                     self._env = None
+                    env.close()
                 first = chosen == served.default
-                self._env = ToolEnv(served.handles[chosen], task=served.task if first else None,
-                                    state=served.state if first else None, trusted=served.trusted,
-                                    max_steps=served.max_steps)
+                env = self._env = ToolEnv(served.handles[chosen], task=served.task if first else None,
+                                          state=served.state if first else None, trusted=served.trusted,
+                                          max_steps=served.max_steps)
+            assert env is not None
             options = {k: v for k, v in (("task", task), ("state", state)) if v is not None}
-            instruction, info = self._env.reset(seed=seed, options=options)
+            instruction, info = env.reset(seed=seed, options=options)
             self._episode_id, self._ended = episode_id, None
-            return ToolObservation(instruction=instruction, tools=info["tools"], env_id=info["env_id"],
-                                   task=info["task"], state=info["state"], reward=None, done=False)
+            return ToolObservation(instruction=instruction, tools=info["tools"] if fresh else None,
+                                   env_id=info["env_id"], task=info["task"], state=info["state"], reward=None,
+                                   done=False)
 
         def step(self, action: ToolCall, timeout_s: float | None = None, **kwargs: Any) -> ToolObservation:
             if self._env is None:
