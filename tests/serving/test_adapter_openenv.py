@@ -5,9 +5,11 @@ The token door, the session cap, the closed stateless routes, and hostile messag
 
 import asyncio
 import json
+import os
 import threading
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import pytest
@@ -93,16 +95,34 @@ def test_sessions_are_isolated_and_episodes_end(url):
     assert final.done is True and final.reward == 0.0 and final.observation.check["task"] is None
 
 
+def _children():
+    """This process's child processes (a sandboxed session's worker is one)."""
+    me, found = str(os.getpid()), set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1] == me:
+                found.add(pid)
+        except (OSError, IndexError):
+            pass
+    return found
+
+
 def test_a_sandboxed_env_and_the_generic_client(reference):
     async def run(address):
         async with GenericEnvClient(address) as env:  # OpenEnv's own dict client, no envforge code
             start = await env.reset(task=TASK)
             step = await env.step({"name": "borrow_book", "arguments": {"member_id": "M002", "book_id": "B010"}})
-            return start, step
+            return start, step, _children() - before
     door = HttpDoor(tokens=(), max_sessions=2, idle_timeout=0)
+    before = _children()
     with _running(create_app("library", catalog=reference, trusted=False, door=door)) as address:
-        start, step = asyncio.run(run(address))
+        start, step, workers = asyncio.run(run(address))
         assert start.observation["task"] == TASK and step.reward == 1.0 and step.done is True
+        assert workers  # the session's sandbox worker
+        deadline = time.monotonic() + 10
+        while workers & _children() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not workers & _children()  # released when the client went away
 
 
 def test_the_door_refuses_and_the_stateless_routes_are_closed(url):
