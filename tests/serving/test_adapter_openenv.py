@@ -1,6 +1,8 @@
 """The OpenEnv adapter: a real uvicorn server with OpenEnv's HTTPEnvServer, driven by OpenEnv's own clients.
 
 The token door, the session cap, the closed stateless routes, and hostile messages on the raw WebSocket.
+OpenEnv (~14 s to import) is imported by the tests, not at collection, so only the worker that runs
+them pays for it.
 """
 
 import asyncio
@@ -14,19 +16,19 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
-from openenv.core import GenericEnvClient
 from websockets.asyncio.client import connect as ws_connect
 
 from catalog.store import CatalogError
-from serving.adapters.openenv import ToolCall, client, create_app
+from serving.adapters import openenv as adapter
+from serving.adapters.openenv import client, create_app
 from serving.gym import ServingError
 from serving.http_auth import HttpDoor
 from serving.listen import bind, url_of
 
 TOKEN = "openenv-test-token-0123456789"
 TASK = "library-borrow-calvino"
-SEARCH = ToolCall(name="search_books", arguments={"query": "calvino", "available_only": True})
-BORROW = ToolCall(name="borrow_book", arguments={"member_id": "M002", "book_id": "B010"})
+SEARCH = {"name": "search_books", "arguments": {"query": "calvino", "available_only": True}}
+BORROW = {"name": "borrow_book", "arguments": {"member_id": "M002", "book_id": "B010"}}  # EnvforgeClient takes dicts
 
 
 @contextmanager
@@ -87,7 +89,7 @@ def test_sessions_are_isolated_and_episodes_end(url):
             await first.reset()  # a fresh episode: the copy is on the shelf again
             again = await first.step(BORROW)
             answered = await second.reset(env_id="bank")
-            final = await second.step(ToolCall(final_message="I cannot help with that."))
+            final = await second.step(adapter.ToolCall(final_message="I cannot help with that."))
             return one, two, again, answered, final
     one, two, again, answered, final = asyncio.run(run())
     assert one.reward == two.reward == again.reward == 1.0
@@ -108,6 +110,8 @@ def _children():
 
 
 def test_a_sandboxed_env_and_the_generic_client(reference):
+    from openenv.core import GenericEnvClient
+
     async def run(address):
         async with GenericEnvClient(address) as env:  # OpenEnv's own dict client, no envforge code
             start = await env.reset(task=TASK)

@@ -1,13 +1,13 @@
 """The verifiers adapter driven by verifiers' own rollout (`evaluate_sync`) against the scripted OpenAI server.
 
 The real library (verifiers 0.1.14, its `StatefulToolEnv`) and the real openai client over HTTP;
-the envs are the reference library env in this process and sandboxed.
+the envs are the reference library env in this process and sandboxed. verifiers (~7 s to import) is
+imported by the tests, not at collection, so only the worker that runs them pays for it.
 """
 
 import json
 
 import pytest
-import verifiers as vf
 from openai import AsyncOpenAI
 
 from catalog.store import CatalogError
@@ -32,9 +32,15 @@ def server():
         yield scripted
 
 
+def _client(server):
+    import verifiers as vf
+
+    return vf.clients.OpenAIChatCompletionsClient(AsyncOpenAI(base_url=server.base_url, api_key="test-key"))
+
+
 def _run(env, server, script, rollouts=1):
     server.script(script)
-    client = vf.clients.OpenAIChatCompletionsClient(AsyncOpenAI(base_url=server.base_url, api_key="test-key"))
+    client = _client(server)
     return env.evaluate_sync(client, model="test-model", num_examples=1, rollouts_per_example=rollouts,
                              state_columns=["envforge"])["outputs"]
 
@@ -84,7 +90,7 @@ def test_hostile_calls_and_inputs(reference, server):
     assert not env._episodes
     rogue = {"prompt": [{"role": "user", "content": "hi"}], "answer": "", "example_id": 0,
              "info": {TASK_KEY: "../../etc/passwd"}}
-    client = vf.clients.OpenAIChatCompletionsClient(AsyncOpenAI(base_url=server.base_url, api_key="test-key"))
+    client = _client(server)
     with pytest.raises(ServingError, match="needs info"):
         env.generate_sync([rogue], client=client, model="test-model")
     with pytest.raises(CatalogError, match="has no task"):
