@@ -149,24 +149,26 @@ def _environment_class() -> type:
     return EnvforgeToolEnv
 
 
-def load_environment(env_id: str, *, tasks: list[str] | None = None, catalog: Catalog | Path | str | None = None,
+def load_environment(env_id: str, *, tasks: list[str | Task] | None = None, catalog: Catalog | Path | str | None = None,
                      trusted: bool | None = None, max_turns: int = 10, system_prompt: str | None = None,
                      **kwargs: Any) -> Any:
     """A verifiers environment over env `env_id`, one dataset row per task (default: all its tasks).
 
-    `trusted` as in `serving.make`; `max_turns` is verifiers' limit on model turns; other keyword
+    `tasks` names the env's tasks by id, or gives `Task`s of your own (distinct ids). `trusted` as in `serving.make`; `max_turns` is verifiers' limit on model turns; other keyword
     arguments go to `StatefulToolEnv` (e.g. `timeout_seconds`).
     """
     if not isinstance(catalog, Catalog):
         catalog = Catalog(catalog)
     handle = catalog.get(env_id)
     known = {t.id: t for t in handle.tasks()}
-    chosen = list(known) if tasks is None else list(tasks)
-    unknown = [t for t in chosen if t not in known]
+    chosen = list(known.values()) if tasks is None else list(tasks)
+    unknown = [t for t in chosen if not isinstance(t, Task) and t not in known]
     if unknown:
         raise CatalogError(f"env {env_id!r} has no task {unknown[0]!r}. Tasks: {', '.join(known) or 'none'}")
-    if not chosen:
+    resolved = [t if isinstance(t, Task) else known[t] for t in chosen]
+    if not resolved:
         raise CatalogError(f"env {env_id!r} has no tasks to train on")
+    if len({t.id for t in resolved}) != len(resolved):
+        raise CatalogError("each task of a verifiers environment needs its own id")
     cls = _environment_class()
-    return cls(handle, [known[t] for t in chosen], trusted, max_turns=max_turns, system_prompt=system_prompt,
-               **kwargs)
+    return cls(handle, resolved, trusted, max_turns=max_turns, system_prompt=system_prompt, **kwargs)

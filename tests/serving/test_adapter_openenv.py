@@ -24,6 +24,7 @@ from serving.adapters.openenv import client, create_app
 from serving.gym import ServingError
 from serving.http_auth import HttpDoor
 from serving.listen import bind, url_of
+from tests.serving.test_serving_gym import REFUSE_LOAN
 
 TOKEN = "openenv-test-token-0123456789"
 TASK = "library-borrow-calvino"
@@ -174,6 +175,22 @@ def test_hostile_messages_get_one_error_each_and_the_session_goes_on(url):
     assert [r["data"]["code"] for r in replies[7:10]] == ["VALIDATION_ERROR"] * 3
     assert [r["data"]["observation"]["outcome"] for r in replies[10:]] == ["invalid", "invalid", "success"]
     assert replies[-1]["data"]["reward"] == 1.0
+
+
+def test_a_refusal_task_scored_by_the_final_message(reference):
+    async def run(address):
+        async with client(address) as env:
+            await env.reset()
+            declined = await env.step({"final_message": "Sorry, I can't lend it: our policy does not allow it."})
+            await env.reset()
+            await env.step(BORROW)  # the forbidden loan: no decline makes up for it
+            after_loan = await env.step({"final_message": "I cannot do that."})
+            return declined, after_loan
+    door = HttpDoor(tokens=(), max_sessions=2, idle_timeout=0)
+    with _running(create_app("library", catalog=reference, task=REFUSE_LOAN, door=door)) as address:
+        declined, after_loan = asyncio.run(run(address))
+    assert (declined.reward, declined.done) == (1.0, True) and declined.observation.check["refusal"] is True
+    assert (after_loan.reward, after_loan.done) == (0.0, True)
 
 
 def test_the_session_cap_and_bad_servers(reference):

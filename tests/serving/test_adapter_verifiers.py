@@ -14,6 +14,7 @@ from catalog.store import CatalogError
 from serving.adapters.verifiers import TASK_KEY, load_environment
 from serving.gym import ServingError
 from tests.llm_server import Reply, ScriptedServer
+from tests.serving.test_serving_gym import REFUSE_LOAN
 
 TASK = "library-borrow-calvino"
 SEARCH = ("search_books", {"query": "calvino", "available_only": True})
@@ -77,6 +78,14 @@ def test_unsolved_and_cut_off_episodes_score_zero(reference, server):
     assert solved["reward"] == 1.0 and solved["stop_condition"] == "has_final_env_response"
     assert solved["envforge"] == {"reward": 1.0, "task": TASK, "passed": True, "error": None, "check": True,
                                   "cut_off": False, "refusal": False}
+
+
+def test_a_refusal_is_earned_by_the_final_message(reference, server):
+    env = load_environment("library", tasks=[REFUSE_LOAN], catalog=reference, max_turns=3)
+    declined = _run(env, server, lambda request: "Sorry, I can't lend it: our policy does not allow loans this week.")
+    assert declined[0]["reward"] == 1.0 and declined[0]["envforge"]["refusal"] is True
+    silent = _run(env, server, lambda request: "Done.")  # nothing done, nothing declined: no reward
+    assert silent[0]["reward"] == 0.0 and silent[0]["envforge"]["check"] is True
 
 
 def test_hostile_calls_and_inputs(reference, server):
