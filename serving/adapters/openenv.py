@@ -143,7 +143,10 @@ def _types() -> SimpleNamespace:
             self._ended: str | None = None  # why no step is taken now (before reset, after the end)
 
         def reset(self, seed: int | None = None, episode_id: str | None = None, env_id: str | None = None,
-                  task: str | None = None, state: str | None = None) -> ToolObservation:
+                  task: str | None = None, state: str | None = None, **unknown: Any) -> ToolObservation:
+            if unknown:  # taken here, so a misspelt option is refused rather than dropped by OpenEnv's filter
+                raise ServingError(f"reset: unknown options {sorted(unknown)[:5]}: expected seed, episode_id, "
+                                   f"env_id, task, state"[:300])
             if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
                 raise ServingError(f"reset: seed must be an integer, got {seed!r}"[:300])
             if episode_id is not None and (not isinstance(episode_id, str) or len(episode_id) > 255):

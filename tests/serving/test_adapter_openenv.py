@@ -156,6 +156,7 @@ def test_hostile_messages_get_one_error_each_and_the_session_goes_on(url):
                        await ask({"type": "reset", "data": {"state": {"books": []}}}),
                        await ask({"type": "reset", "data": {"env_id": "clinic"}}),
                        await ask({"type": "reset", "data": {"seed": "7"}}),
+                       await ask({"type": "reset", "data": {"taks": TASK}}),
                        await ask({"type": "reset", "data": {}}),
                        await ask({"type": "step", "data": {"name": 5}}),
                        await ask({"type": "step", "data": {"name": "x", "final_message": "both"}}),
@@ -167,13 +168,14 @@ def test_hostile_messages_get_one_error_each_and_the_session_goes_on(url):
             return replies
     replies = asyncio.run(run())
     kinds = [r["type"] for r in replies]
-    assert kinds == ["error"] * 6 + ["observation"] + ["error"] * 3 + ["observation"] * 3
-    messages = [r["data"].get("message", "") for r in replies[:6]]
+    assert kinds == ["error"] * 7 + ["observation"] + ["error"] * 3 + ["observation"] * 3
+    messages = [r["data"].get("message", "") for r in replies[:7]]
     assert "reset before step" in messages[0] and replies[1]["data"]["code"] == "INVALID_JSON"
     assert "task must be a name" in messages[2] and "state must be a name" in messages[3]
     assert "serves bank, library, not 'clinic'" in messages[4] and "seed must be an integer" in messages[5]
-    assert [r["data"]["code"] for r in replies[7:10]] == ["VALIDATION_ERROR"] * 3
-    assert [r["data"]["observation"]["outcome"] for r in replies[10:]] == ["invalid", "invalid", "success"]
+    assert "unknown options ['taks']" in messages[6]
+    assert [r["data"]["code"] for r in replies[8:11]] == ["VALIDATION_ERROR"] * 3
+    assert [r["data"]["observation"]["outcome"] for r in replies[11:]] == ["invalid", "invalid", "success"]
     assert replies[-1]["data"]["reward"] == 1.0
 
 
