@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import json
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,7 +141,7 @@ def _types() -> SimpleNamespace:
             self._served = served
             self._env: ToolEnv | None = None
             self._episode_id: str | None = None
-            self._ended: str | None = None  # why no step is taken now (before reset, after the end)
+            self._ended: str | None = None  # why the episode takes no more steps (solved, cut off, answered)
 
         def reset(self, seed: int | None = None, episode_id: str | None = None, env_id: str | None = None,
                   task: str | None = None, state: str | None = None, **unknown: Any) -> ToolObservation:
@@ -169,7 +170,7 @@ def _types() -> SimpleNamespace:
             assert env is not None
             options = {k: v for k, v in (("task", task), ("state", state)) if v is not None}
             instruction, info = env.reset(seed=seed, options=options)
-            self._episode_id, self._ended = episode_id, None
+            self._episode_id, self._ended = episode_id or uuid.uuid4().hex, None
             return ToolObservation(instruction=instruction, tools=info["tools"] if fresh else None,
                                    env_id=info["env_id"], task=info["task"], state=info["state"], reward=None,
                                    done=False)

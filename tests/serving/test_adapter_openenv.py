@@ -77,6 +77,7 @@ def test_openenv_client_solves_the_task_over_the_websocket(url, reference):
     assert borrowed.reward == 1.0 and borrowed.done is True
     assert borrowed.observation.result["data"]["loan_id"] == "loan-8" and borrowed.observation.check["passed"]
     assert (state.step_count, state.task, state.env_id, state.done) == (2, TASK, "library", True)
+    assert len(state.episode_id) == 32  # one is made when the client names none
 
 
 def test_sessions_are_isolated_and_episodes_end(url):
