@@ -21,6 +21,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UserError("with --all each session picks its env, state and task: the endpoint's ?env=&state=&task= "
                         "or the reset tool's arguments, not --state/--task")
     door, generated = _serve_door(args)
+    if args.transport == "openenv":
+        return _serve_openenv(args, door, generated)
     config = ServeConfig(open_catalog(args), None if args.all else args.env_id, args.state, args.task,
                          True if args.trusted else None, **({"door": door} if door is not None else {}),
                          hide_reset=args.hide_reset)
@@ -38,6 +40,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
                   f"- send it as the header 'Authorization: Bearer {door.tokens[0]}'", file=sys.stderr)
 
     serve(config, args.transport, host=args.host, port=args.port, ready=ready)
+    return 0
+
+
+def _serve_openenv(args: argparse.Namespace, door: Any, generated: bool) -> int:
+    """`--transport openenv`: OpenEnv's WebSocket protocol at /ws (serving/adapters/openenv.py), the same door."""
+    from serving.adapters.openenv import serve
+
+    catalog = open_catalog(args)
+    env_ids = [s.id for s in catalog.list()[0]] if args.all else [args.env_id]
+
+    def ready(url: str) -> None:
+        access = "no auth" if door.open else f"bearer token required, {len(door.tokens)} configured"
+        print(f"envforge: serving {args.env_id or f'{len(env_ids)} envs'} over OpenEnv at {url}/ws ({access}; at "
+              f"most {door.max_sessions} sessions" + ("; reset's env_id picks the env" if args.all else "") + ")",
+              file=sys.stderr)
+        if generated:
+            print(f"envforge: token (generated): {door.tokens[0]}", file=sys.stderr)
+
+    serve(env_ids, host=args.host, port=args.port, door=door, ready=ready, catalog=catalog, task=args.task,
+          state=args.state, trusted=True if args.trusted else None)
     return 0
 
 
@@ -59,7 +81,7 @@ def _serve_door(args: argparse.Namespace) -> tuple[Any, bool]:
 
     http_only = {"--token": args.token, "--no-auth": args.no_auth, "--max-sessions": args.max_sessions,
                  "--idle-timeout": args.idle_timeout}
-    if args.transport != "http":
+    if args.transport == "stdio":
         given = [flag for flag, value in http_only.items() if value not in (None, False)]
         if given:
             raise UserError(f"{', '.join(given)}: only with --transport http (stdio has one client, the process "
@@ -92,8 +114,10 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     serving.add_argument("--state", metavar="NAME", help="initial state (default: the task's, else the env's default)")
     serving.add_argument("--task", metavar="TASK_ID", help="the task each session starts on (its instruction is the "
                          "'task' prompt; the check's verdict is in each result's _meta)")
-    serving.add_argument("--transport", choices=("stdio", "http"), default="stdio",
-                         help="stdio (default; one session) or streamable HTTP (many sessions) at /mcp")
+    serving.add_argument("--transport", choices=("stdio", "http", "openenv"), default="stdio",
+                         help="stdio (default; one session), streamable HTTP (many sessions) at /mcp, or OpenEnv's "
+                              "WebSocket protocol at /ws (reset/step/state; pip install 'envforge[openenv]'), both "
+                              "behind the same tokens and limits")
     serving.add_argument("--host", default="127.0.0.1", help="HTTP: address to listen on (default: 127.0.0.1)")
     serving.add_argument("--port", type=whole_number(0), default=8000, help="HTTP: port, 0 for any free one (default: 8000)")
     serving.add_argument("--token", action="append", metavar="TOKEN", help="HTTP: a bearer token clients must send "
