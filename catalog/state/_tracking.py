@@ -12,7 +12,11 @@ attribute, so unchanged attributes cost one comparison of text). That sees every
 change the code can make (set mutations, attribute writes on nested objects, pydantic models,
 containers the env swapped for its own) without touching the env's values: the code runs on
 exactly the dicts, lists and objects it built, so `type(x) is dict` holds as it does outside
-envforge. It costs one encoding of the state per call, measured in bench/class_state.py.
+envforge. It costs one encoding of the state per call. When a tool is proven to write only
+under some paths (catalog/state/touches.py) and the values bear the proof out (plain JSON, no
+shared structure, nothing moved in from elsewhere), `tracked_encode` encodes and diffs only
+those subtrees, so a call costs what it can change; otherwise the full diff decides. Both are
+measured side by side in bench/class_state.py.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from typing import Any
 from catalog.state import codec
 from catalog.state.delta import MISSING, DeltaOp, diff_at
 
-__all__ = ["OWN_PREFIX", "ENV_ALIAS", "Encoded", "state_attributes", "encode_state", "state_delta", "env_type_names"]
+__all__ = ["OWN_PREFIX", "ENV_ALIAS", "Encoded", "state_attributes", "encode_state", "state_delta", "tracked_encode",
+           "env_type_names"]
 
 OWN_PREFIX = "_envforge_"
 ENV_ALIAS = "env"
@@ -57,19 +62,45 @@ def _data_with_call(value: Any) -> bool:
 class Encoded:
     """One encoding of an instance: public and hidden state, each attribute's JSON text, and what was left out.
 
-    The JSON text is the baseline the next call is compared with (text cannot be changed by
-    whoever holds the structures); left out are the hidden attributes that have no encoding.
+    The encoded structures are the baseline the next call is compared with; nobody outside the
+    runtime holds them (`state()` hands out copies). `texts` caches each attribute's JSON text,
+    filled on demand. `places` (id of each container or object to where it was written, kept
+    alive by `keep`) and `refs` (shared structure seen) let `tracked_encode` prove a call moved
+    nothing between subtrees; left out are the hidden attributes that have no encoding.
     """
 
     public: dict[str, Any]
     hidden: dict[str, Any]
     texts: dict[str, str] = field(default_factory=dict)
     opaque: tuple[str, ...] = field(default=())
+    places: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    keep: list[Any] = field(default_factory=list)
+    refs: bool = False
+    plain: dict[str, bool] = field(default_factory=dict)
+
+    def value(self, name: str) -> Any:
+        return self.public[name] if name in self.public else self.hidden.get(name, MISSING)
+
+    def text(self, name: str) -> str | None:
+        """The JSON text of attribute `name` (None if it is not state), computed once."""
+        if name not in self.texts:
+            value = self.value(name)
+            if value is MISSING:
+                return None
+            self.texts[name] = json.dumps(value, ensure_ascii=False)
+        return self.texts[name]
+
+    def is_plain(self, name: str) -> bool:
+        """Attribute `name` holds plain JSON only (no objects whose methods could run), computed once."""
+        if name not in self.plain:
+            value = self.value(name)
+            self.plain[name] = value is not MISSING and codec.is_plain(value)
+        return self.plain[name]
 
     def state(self, hidden: bool = False) -> dict[str, Any]:
         """A fresh copy of the public state (with `hidden`, the hidden attributes after it)."""
         names = [*self.public, *self.hidden] if hidden else list(self.public)
-        return {name: json.loads(self.texts[name]) for name in names}
+        return {name: json.loads(self.text(name) or "null") for name in names}
 
 
 def encode_state(instance: Any, types: codec.TypeNames) -> Encoded:
@@ -91,8 +122,7 @@ def encode_state(instance: Any, types: codec.TypeNames) -> Encoded:
             for key in list(encoder.places)[known:]:  # places inside what was left out
                 del encoder.places[key]
             opaque.append(name)
-    texts = {name: json.dumps(value, ensure_ascii=False) for name, value in (*public.items(), *hidden.items())}
-    return Encoded(public, hidden, texts, tuple(opaque))
+    return Encoded(public, hidden, {}, tuple(opaque), encoder.places, encoder.keep, encoder.refs > 0)
 
 
 def state_delta(before: Encoded, after: Encoded) -> tuple[list[DeltaOp], list[DeltaOp]]:
@@ -102,8 +132,9 @@ def state_delta(before: Encoded, after: Encoded) -> tuple[list[DeltaOp], list[De
     """
     public: list[DeltaOp] = []
     hidden: list[DeltaOp] = []
-    for name in sorted(before.texts.keys() | after.texts.keys()):
-        old, new = before.texts.get(name), after.texts.get(name)
+    names = {*before.public, *before.hidden, *after.public, *after.hidden}
+    for name in sorted(names):
+        old, new = before.text(name), after.text(name)
         if old == new:
             continue
         ops = diff_at((name,), MISSING if old is None else json.loads(old), MISSING if new is None else json.loads(new))
@@ -152,3 +183,79 @@ def _local_classes(namespace: dict[str, Any], env_module: str) -> Iterator[type]
 def _belongs_to_env(module_name: str, env_module: str) -> bool:
     """The env's own module, or one that is not importable by name (a sibling dropped after loading)."""
     return module_name == env_module or module_name not in sys.modules
+
+
+def tracked_encode(before: Encoded, instance: Any, types: codec.TypeNames, reads: frozenset[str],
+                   writes: list[tuple[Any, ...]]) -> tuple[Encoded, list[DeltaOp], list[DeltaOp]] | None:
+    """The encoding after a call that could write only under `writes`, and its public and hidden delta.
+
+    Only those subtrees are encoded and diffed, so the cost follows what the call can change, not
+    the state. None (use the full encoding) unless the values prove it faithful: every attribute
+    the tool uses is plain JSON and stays so, the state shares no structure, and no container in a
+    rewritten subtree was elsewhere in the state before (nothing moved or aliased in).
+    """
+    if before.refs or before.opaque or not all(before.is_plain(name) for name in reads):
+        return None
+    attributes = vars(instance)
+    found: list[tuple[tuple[Any, ...], Any, Any]] = []
+    for path in writes:
+        name = path[0]
+        live = attributes.get(name, MISSING)
+        if not isinstance(name, str) or name.startswith(OWN_PREFIX) or before.value(name) is MISSING \
+                or live is MISSING or callable(live):
+            return None  # an attribute added, removed or not state: the full encoding decides
+        old = before.value(name)
+        depth = 1
+        while depth < len(path):
+            key = path[depth]
+            if type(live) is not dict or type(old) is not dict or codec.TAG in old or type(key) is not str \
+                    or key == codec.TAG:
+                break
+            if depth < len(path) - 1 and (key not in live or key not in old):
+                break
+            live, old = live.get(key, MISSING), old.get(key, MISSING)
+            depth += 1
+        found.append((tuple(path[:depth]), live, old))
+    found.sort(key=lambda item: len(item[0]))
+    kept: list[tuple[tuple[Any, ...], Any, Any]] = []
+    for item in found:
+        if not any(item[0][:len(k[0])] == k[0] for k in kept):
+            kept.append(item)
+    encoder = codec.Encoder(types)
+    updates = []
+    for path, live, old in kept:
+        try:
+            new = MISSING if live is MISSING else encoder.encode(live, path)
+        except codec.UnencodableValue:
+            return None
+        if new is not MISSING and not codec.is_plain(new):
+            return None
+        updates.append((path, old, new))
+    if encoder.refs or any(before.places.get(key, place) != place for key, place in encoder.places.items()):
+        return None
+    public, hidden = dict(before.public), dict(before.hidden)
+    texts, plain = dict(before.texts), dict(before.plain)
+    public_ops: list[DeltaOp] = []
+    hidden_ops: list[DeltaOp] = []
+    for path, old, new in updates:
+        root = public if path[0] in public else hidden
+        texts.pop(path[0], None)
+        plain[path[0]] = True
+        _put(root, path, new)
+        (hidden_ops if path[0].startswith("_") else public_ops).extend(diff_at(path, old, new))
+    before.places.update(encoder.places)  # the baseline is replaced: its map moves on to the new one
+    before.keep.extend(encoder.keep)
+    after = Encoded(public, hidden, texts, before.opaque, before.places, before.keep, False, plain)
+    return after, sorted(public_ops, key=lambda op: op.path), sorted(hidden_ops, key=lambda op: op.path)
+
+
+def _put(root: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
+    """Set (or, for MISSING, delete) `path` in `root`, copying only the dicts along it (path copying)."""
+    parent = root
+    for key in path[:-1]:
+        parent[key] = dict(parent[key])
+        parent = parent[key]
+    if value is MISSING:
+        parent.pop(path[-1], None)
+    else:
+        parent[path[-1]] = value

@@ -232,6 +232,7 @@ class Encoder:
         self.types = types
         self.places: dict[int, Path] = {}
         self.keep: list[Any] = []  # what has a place stays alive, so no other value reuses its id
+        self.refs = 0  # references written (a value reached twice): shared structure
 
     def remember(self, value: Any, path: Path) -> None:
         self.places[id(value)] = path
@@ -248,6 +249,7 @@ class Encoder:
                                                                                bytes, enum.Enum))):
             place = self.places.get(id(value))
             if place is not None:
+                self.refs += 1
                 return {TAG: "ref", "path": list(place)}
         if kind is dict:
             self.remember(value, path)

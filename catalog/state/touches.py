@@ -1,0 +1,406 @@
+"""Which parts of a class env's state one tool can write, proven from its code, or None when unsure.
+
+A call of a class env is diffed against the state before it; when a tool is proven to write only
+under some paths (`self.data["orders"][order_id]`), only those subtrees need encoding and diffing
+(catalog/state/_tracking.py `tracked_encode`). The proof is a flow-insensitive taint analysis of the
+method's AST: a value reached from `self` keeps the longest access path known for it; every write
+through such a value (item or attribute store, delete, a mutating container method) is recorded at
+that path. Anything the analysis cannot follow makes it unsure (None), and the runtime falls back to
+the full diff: `self` used bare or its methods called (helpers are not followed), attributes of a
+state value read (a property may run code), methods other than the builtin containers' and str's,
+a state value passed to anything but a pure builtin, lambdas, nested functions, `global`,
+walrus, `yield`, decorators. The runtime adds the checks only values can answer (state kept as
+plain JSON, no shared containers: aliasing), so a wrong guess here costs speed, never a delta.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import inspect
+import sys
+import types
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Param", "ToolTouches", "tool_touches"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A key given by the tool's argument `name` (never reassigned in the tool's body)."""
+
+    name: str
+
+
+Key = str | int | Param
+Path = tuple[Any, ...]  # (attribute name, key, key...)
+
+_READERS = frozenset({"get", "keys", "values", "items", "copy", "count", "index", "startswith", "endswith", "lower",
+                      "upper", "strip", "lstrip", "rstrip", "split", "join", "format", "replace", "find", "isdigit",
+                      "isalpha", "isalnum", "title", "capitalize", "casefold", "issubset", "issuperset", "union",
+                      "intersection", "difference"})
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
+                       "sort", "reverse", "add", "discard", "difference_update", "intersection_update",
+                       "symmetric_difference_update"})
+_KEYED_MUTATORS = frozenset({"pop", "setdefault"})  # on a dict, `d.pop(k)` writes only under key k
+_PURE_TAINTED = frozenset({"list", "dict", "set", "tuple", "frozenset", "sorted", "reversed", "enumerate", "zip",
+                           "min", "max", "filter", "iter", "next"})  # results may hold state values
+_PURE_FRESH = frozenset({"len", "str", "int", "float", "bool", "repr", "round", "abs", "isinstance", "sum", "any",
+                         "all", "range", "hash", "print", "format", "divmod", "type", "id", "ord", "chr"})
+_REJECTED = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal, ast.Yield,
+             ast.YieldFrom, ast.Await, ast.NamedExpr, ast.AsyncFor, ast.AsyncWith, ast.Match)
+
+
+class _Unsure(Exception):
+    """The analysis cannot follow this tool."""
+
+
+@dataclass(frozen=True)
+class ToolTouches:
+    """What one tool can touch: the attributes it reads and the paths under which it can write."""
+
+    reads: frozenset[str]
+    writes: tuple[Path, ...]
+
+    def resolve(self, arguments: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """The write paths with argument keys filled in (a missing argument ends its path there)."""
+        out = []
+        for path in self.writes:
+            concrete: list[Any] = []
+            for key in path:
+                if isinstance(key, Param):
+                    if key.name not in arguments:
+                        break
+                    key = arguments[key.name]
+                concrete.append(key)
+            out.append(tuple(concrete))
+        return out
+
+
+_HOOKS = ("__getattribute__", "__getattr__", "__setattr__", "__delattr__")
+
+
+def tool_touches(env_class: type, method: Callable[..., Any]) -> ToolTouches | None:
+    """The proven touches of one tool method of `env_class`, or None when the analysis is unsure.
+
+    The source analysed must be the code that runs: it is compiled again and its bytecode compared
+    (a file edited after loading, a method set by `exec`, a closure: unsure).
+    """
+    if any(getattr(env_class, hook, None) is not getattr(object, hook, None) for hook in _HOOKS):
+        return None  # attribute access on the instance runs the env's code
+    try:
+        source = inspect.getsource(method)
+        if source[:1].isspace():  # a method: parsed inside a block, so its strings keep their text
+            source = "if 1:\n" + source
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    function = tree.body[0] if tree.body else None
+    if isinstance(function, ast.If):
+        function = function.body[0]
+    if not isinstance(function, ast.FunctionDef) or function.decorator_list or not _same_code(source, method):
+        return None
+    positional = [*function.args.posonlyargs, *function.args.args]
+    if not positional:
+        return None
+    params = [a.arg for a in (*positional[1:], *function.args.kwonlyargs)]
+    try:
+        return _Analysis(env_class, function, positional[0].arg, params, getattr(method, "__globals__", {})).run()
+    except _Unsure:
+        return None
+
+
+def _same_code(source: str, method: Callable[..., Any]) -> bool:
+    code = getattr(method, "__code__", None)
+    try:
+        compiled = compile(source, "<touches>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    ours = next((c for c in compiled.co_consts if isinstance(c, types.CodeType) and c.co_name == code.co_name), None) \
+        if code is not None else None
+    return code is not None and ours is not None and not code.co_freevars and _shape(ours) == _shape(code)
+
+
+def _shape(code: types.CodeType) -> tuple[Any, ...]:
+    """A code object without its positions (the source analysed is dedented): bytecode, names, constants."""
+    consts = tuple(_shape(c) if isinstance(c, types.CodeType) else (type(c), c) for c in code.co_consts)
+    return code.co_name, code.co_code, code.co_names, code.co_varnames, code.co_cellvars, code.co_freevars, consts
+
+
+_ANY = "\x00any"  # ends a path that is only a bound: the value lies somewhere below it, keys unknown
+_FOREIGN: Path = (_ANY,)  # a value of unknown place (a module global): nothing may be written through it
+_UNBOUND = object()
+
+
+def _stdlib(value: Any) -> bool:
+    """A module, class or function of the standard library or the builtins (its code is not the env's)."""
+    name = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
+    return isinstance(name, str) and (name.partition(".")[0] in sys.stdlib_module_names or name == "builtins")
+
+
+def _harmless(value: Any) -> bool:
+    """A global whose use cannot reach the state: an immutable scalar, or a stdlib module, class or function."""
+    if value is _UNBOUND or value is None or type(value) in (str, int, float, bool, bytes, complex):
+        return True
+    if isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
+        return _stdlib(value) or _is_plain_exception(value)
+    return False
+
+
+def _below(path: Path | None) -> Path | None:
+    """The path of a value somewhere below `path` (an element, a copy's content)."""
+    if path is None:
+        return None
+    return path if path and path[-1] == _ANY else (*path, _ANY)
+
+
+def _extend(path: Path, key: Key | None) -> Path:
+    return path if path and path[-1] == _ANY else (*path, key) if key is not None else (*path, _ANY)
+
+
+def _strip(path: Path) -> Path:
+    return path[:-1] if path and path[-1] == _ANY else path
+
+
+def _common(a: Path | None, b: Path | None) -> Path | None:
+    """The longest path both values lie under (None: untainted)."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n] and a[n] != _ANY:
+        n += 1
+    return (*a[:n], _ANY)
+
+
+class _Analysis:
+    def __init__(self, env_class: type, function: ast.FunctionDef, self_name: str, params: list[str],
+                 module_globals: dict[str, Any]) -> None:
+        self.env_class = env_class
+        self.function = function
+        self.self_name = self_name
+        self.globals = module_globals
+        self.nodes = list(ast.walk(function))
+        if any(isinstance(node, _REJECTED) for node in self.nodes[1:]):
+            raise _Unsure
+        assigned = {node.id for node in self.nodes if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+        assigned |= {node.name for node in self.nodes if isinstance(node, ast.ExceptHandler) and node.name}
+        assigned |= {alias.asname or alias.name for node in self.nodes if isinstance(node, (ast.Import, ast.ImportFrom))
+                     for alias in node.names}
+        if self_name in assigned:
+            raise _Unsure
+        self.locals = assigned | set(params)
+        self.key_params = {p for p in params if p not in assigned}
+        self.paths: dict[str, Path] = {}
+        self.reads: set[str] = set()
+
+    def run(self) -> ToolTouches:
+        for _ in range(len(self.nodes) + 2):  # paths only get shorter or appear: a fixpoint is reached
+            before = dict(self.paths)
+            for node in self.nodes:
+                self._bind_flows(node)
+            if self.paths == before:
+                break
+        else:
+            raise _Unsure
+        writes: set[Path] = set()
+        methods = {id(node.func) for node in self.nodes if isinstance(node, ast.Call)}
+        methods |= {id(node.value) for node in self.nodes if isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name) and node.value.id == self.self_name}
+        for node in self.nodes:
+            writes.update(self._writes(node))
+            if isinstance(node, ast.expr) and id(node) not in methods and isinstance(getattr(node, "ctx", ast.Load()),
+                                                                                     ast.Load):
+                self.path(node)  # every expression must be one the analysis follows
+        if any(len(w) == 0 for w in writes):
+            raise _Unsure
+        minimal = [w for w in sorted(writes, key=len) if not any(w[:len(v)] == v and v != w for v in writes)]
+        return ToolTouches(frozenset(self.reads), tuple(dict.fromkeys(minimal)))
+
+    # -- values ---------------------------------------------------------------------------------------
+    def global_value(self, name: str) -> Any:
+        return self.globals[name] if name in self.globals else getattr(builtins, name, _UNBOUND)
+
+    def static(self, node: ast.expr) -> Any:
+        """The value of a dotted name rooted at a global (`datetime.datetime`), _UNBOUND for a local root."""
+        if isinstance(node, ast.Name):
+            return _UNBOUND if node.id in self.locals else self.global_value(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.static(node.value)  # _UNBOUND: an attribute of a fresh value (`now().year`)
+            return _UNBOUND if base is _UNBOUND else getattr(base, node.attr, None)
+        return _UNBOUND
+
+    def key(self, node: ast.expr) -> Key | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in self.key_params:
+            return Param(node.id)
+        return None
+
+    def _all(self, nodes: Iterable[ast.AST | None]) -> Path | None:
+        out: Path | None = None
+        for node in nodes:
+            if isinstance(node, ast.expr):
+                out = _common(out, self.path(node))
+        return out
+
+    def path(self, node: ast.expr) -> Path | None:  # noqa: C901 - one dispatch over expression kinds
+        """Where the value of `node` may lie in the state (None: it holds no state value)."""
+        if isinstance(node, ast.Name):
+            if node.id == self.self_name:
+                raise _Unsure  # `self` used bare: passed on, getattr'd, compared...
+            if node.id in self.locals:
+                return self.paths.get(node.id)
+            return None if _harmless(self.global_value(node.id)) else _FOREIGN
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == self.self_name:
+                if hasattr(self.env_class, node.attr):
+                    raise _Unsure  # a method, property or class attribute: code may run
+                self.reads.add(node.attr)
+                return (node.attr,)
+            if self.path(node.value) is not None:
+                raise _Unsure  # an attribute of a state value (a property may run code) or of a global
+            static = self.static(node)
+            return None if static is _UNBOUND or _harmless(static) else _FOREIGN
+        if isinstance(node, ast.Subscript):
+            base = self.path(node.value)
+            self.path(node.slice)
+            if base is None:
+                return None
+            return _extend(base, self.key(node.slice))
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        if isinstance(node, (ast.Compare, ast.JoinedStr, ast.FormattedValue, ast.UnaryOp, ast.Constant)):
+            self._all(ast.iter_child_nodes(node))
+            return None
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            self._all(ast.iter_child_nodes(node))
+            return _below(self.path(node.elt))
+        if isinstance(node, ast.DictComp):
+            self._all(ast.iter_child_nodes(node))
+            return _below(_common(self.path(node.key), self.path(node.value)))
+        if isinstance(node, ast.comprehension):
+            return self._all([node.iter, *node.ifs])
+        if isinstance(node, ast.IfExp):
+            self.path(node.test)
+            return _common(self.path(node.body), self.path(node.orelse))
+        return _below(self._all(ast.iter_child_nodes(node)))  # literals, BoolOp, BinOp, Starred, Slice: what they hold
+
+    def _call(self, node: ast.Call) -> Path | None:
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        tainted = self._all(arguments)
+        any_tainted = any(self.path(a) is not None for a in arguments)
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            base = self.path(func.value) if not (isinstance(func.value, ast.Name) and func.value.id == self.self_name) \
+                else None
+            if isinstance(func.value, ast.Name) and func.value.id == self.self_name:
+                raise _Unsure  # a method of the env: helpers are not followed
+            if base is not None:  # a state value's (or a global's) builtin method: it may return an argument
+                if func.attr == "get" and node.args:
+                    return _common(_extend(base, self.key(node.args[0])), self._all(
+                        [*node.args[1:], *(k.value for k in node.keywords)]))
+                if func.attr in _READERS or func.attr in _MUTATORS:
+                    return _common(_below(base), tainted)
+                raise _Unsure
+            if not any_tainted:
+                return None  # a method of a fresh local or a stdlib function (globals were checked above)
+            if isinstance(func.value, ast.Constant) and func.attr in _READERS:
+                return None  # ", ".join(names)
+            if isinstance(func.value, ast.Name) and func.value.id in self.locals and func.attr in _MUTATORS:
+                return None  # a local container taking state values: bound in _bind_flows
+            if func.attr == "deepcopy" and self.static(func.value) is copy:
+                return None
+            raise _Unsure
+        if not isinstance(func, ast.Name) or func.id in self.locals:
+            raise _Unsure  # a computed or local callable
+        target = self.global_value(func.id)
+        if target is getattr(builtins, func.id, _UNBOUND):
+            if func.id in _PURE_FRESH:
+                return None
+            if func.id in _PURE_TAINTED:
+                return _below(tainted)
+        if _is_plain_exception(target):
+            return None
+        if not any_tainted and _stdlib(target) and not isinstance(target, types.BuiltinFunctionType):
+            return None  # a stdlib function or class given no state value (`uuid4()`, `datetime(...)`)
+        raise _Unsure  # the env's own functions and classes are not followed; other builtins may run anything
+
+    # -- flows and writes ---------------------------------------------------------------------------
+    def _bind(self, target: ast.expr, path: Path | None) -> None:
+        if path is None:
+            return
+        if isinstance(target, ast.Name):
+            old = self.paths.get(target.id)
+            self.paths[target.id] = path if target.id not in self.paths else _common(old, path)  # type: ignore[assignment]
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._bind(element, path)
+        elif isinstance(target, ast.Starred):
+            self._bind(target.value, path)
+        elif isinstance(target, (ast.Subscript, ast.Attribute)):
+            root = _root(target)
+            if isinstance(root, ast.Name) and root.id == self.self_name:
+                return  # a state value stored into the state: aliasing, checked by the runtime
+            if isinstance(root, ast.Name) and root.id in self.locals:
+                self._bind(root, path)
+            else:
+                raise _Unsure  # a state value stored into a global
+        else:
+            raise _Unsure
+
+    def _bind_flows(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                self._bind(target, self.path(node.value))
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            self._bind(node.target, self.path(node.value))
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            self._bind(node.target, _below(self.path(node.iter)))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            self._bind(node.optional_vars, self.path(node.context_expr))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
+            self._bind(node.func.value, _below(self._all([*node.args, *(k.value for k in node.keywords)])))
+
+    def _writes(self, node: ast.AST) -> list[Path]:
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            path = self.paths.get(node.target.id)  # `items += [x]` extends the list in place
+            return [] if path is None else [_strip(path)]
+        if isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx, ast.Load):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.self_name:
+                if hasattr(self.env_class, node.attr):
+                    raise _Unsure
+                self.reads.add(node.attr)
+                return [(node.attr,)]
+            base = self.path(node.value)
+            if base is None:
+                return []
+            if isinstance(node, ast.Attribute):
+                return [_strip(base)]
+            return [_strip(_extend(base, self.key(node.slice)))]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
+            if isinstance(node.func.value, ast.Name) and node.func.value.id == self.self_name:
+                raise _Unsure
+            base = self.path(node.func.value)
+            if base is None:
+                return []
+            key = self.key(node.args[0]) if node.func.attr in _KEYED_MUTATORS and node.args else None
+            return [_strip(_extend(base, key) if key is not None else base)]
+        return []
+
+
+def _root(node: ast.expr) -> ast.expr:
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        node = node.value
+    return node
+
+
+def _is_plain_exception(value: Any) -> bool:
+    """An exception class whose construction runs only the builtin exceptions' code."""
+    if not (isinstance(value, type) and issubclass(value, BaseException)):
+        return False
+    return all(cls.__module__ == "builtins" or not ({"__init__", "__new__"} & set(vars(cls))) for cls in value.__mro__)
