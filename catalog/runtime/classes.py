@@ -58,12 +58,15 @@ class ClassRuntime:
         self._encoded = _tracking.Encoded({}, {})
         self.tracked_calls = 0  # calls whose delta came from the tracked subtrees alone (bench/class_state.py)
 
-    def sibling(self) -> ClassRuntime:
+    def sibling(self, *, track: bool = True) -> ClassRuntime:
         """Another runtime of this class with no instance yet (reset it before use).
 
         It reuses the tool descriptors, signatures and type names: serving makes one per env instance.
+        `track=False`: the twin always encodes and diffs the whole state (bench/class_state.py compares).
         """
         twin = copy.copy(self)
+        if not track:
+            twin._touches = dict.fromkeys(self._touches)
         twin._instance, twin._encoded, twin.tracked_calls = None, _tracking.Encoded({}, {}), 0
         return twin
 

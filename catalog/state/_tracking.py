@@ -91,11 +91,12 @@ class Encoded:
         return self.texts[name]
 
     def is_plain(self, name: str) -> bool:
-        """Attribute `name` holds plain JSON only (no objects whose methods could run), computed once."""
-        if name not in self.plain:
-            value = self.value(name)
-            self.plain[name] = value is not MISSING and codec.is_plain(value)
-        return self.plain[name]
+        """Attribute `name` holds plain JSON only (no objects whose methods could run, no shared containers).
+
+        The encoder counts what it writes tagged (a tuple, an object, a reference all are), so
+        `encode_state` knows it for free.
+        """
+        return self.plain.get(name, False)
 
     def state(self, hidden: bool = False) -> dict[str, Any]:
         """A fresh copy of the public state (with `hidden`, the hidden attributes after it)."""
@@ -111,18 +112,24 @@ def encode_state(instance: Any, types: codec.TypeNames) -> Encoded:
     """
     public_values, hidden_values = state_attributes(instance)
     encoder = codec.Encoder(types)
-    public = {name: encoder.encode(value, (name,)) for name, value in public_values.items()}
+    plain: dict[str, bool] = {}
+    public: dict[str, Any] = {}
+    for name, value in public_values.items():
+        tags = encoder.tags
+        public[name] = encoder.encode(value, (name,))
+        plain[name] = encoder.tags == tags
     hidden: dict[str, Any] = {}
     opaque: list[str] = []
     for name, value in hidden_values.items():
-        known = len(encoder.places)
+        known, tags = len(encoder.places), encoder.tags
         try:
             hidden[name] = encoder.encode(value, (name,))
+            plain[name] = encoder.tags == tags
         except codec.UnencodableValue:
             for key in list(encoder.places)[known:]:  # places inside what was left out
                 del encoder.places[key]
             opaque.append(name)
-    return Encoded(public, hidden, {}, tuple(opaque), encoder.places, encoder.keep, encoder.refs > 0)
+    return Encoded(public, hidden, {}, tuple(opaque), encoder.places, encoder.keep, encoder.refs > 0, plain)
 
 
 def state_delta(before: Encoded, after: Encoded) -> tuple[list[DeltaOp], list[DeltaOp]]:
@@ -190,9 +197,11 @@ def tracked_encode(before: Encoded, instance: Any, types: codec.TypeNames, reads
     """The encoding after a call that could write only under `writes`, and its public and hidden delta.
 
     Only those subtrees are encoded and diffed, so the cost follows what the call can change, not
-    the state. None (use the full encoding) unless the values prove it faithful: every attribute
-    the tool uses is plain JSON and stays so, the state shares no structure, and no container in a
-    rewritten subtree was elsewhere in the state before (nothing moved or aliased in).
+    the state. None (use the full encoding; `before` is then untouched) unless the values prove
+    it faithful: every attribute the tool uses is plain JSON and stays so, the state shares no
+    structure, and no container in a rewritten subtree was elsewhere in the state before
+    (nothing moved or aliased in). Otherwise `before` is updated in place and returned: the
+    runtime holds the only reference to its structures (`Encoded.state()` hands out copies).
     """
     if before.refs or before.opaque or not all(before.is_plain(name) for name in reads):
         return None
@@ -212,9 +221,14 @@ def tracked_encode(before: Encoded, instance: Any, types: codec.TypeNames, reads
                     or key == codec.TAG:
                 break
             if depth < len(path) - 1 and (key not in live or key not in old):
+                if key not in live and key not in old:
+                    live = old = MISSING  # nothing there before or after: the write was never reached
+                    depth = len(path)
                 break
             live, old = live.get(key, MISSING), old.get(key, MISSING)
             depth += 1
+        if live is MISSING and old is MISSING:
+            continue
         found.append((tuple(path[:depth]), live, old))
     found.sort(key=lambda item: len(item[0]))
     kept: list[tuple[tuple[Any, ...], Any, Any]] = []
@@ -228,32 +242,26 @@ def tracked_encode(before: Encoded, instance: Any, types: codec.TypeNames, reads
             new = MISSING if live is MISSING else encoder.encode(live, path)
         except codec.UnencodableValue:
             return None
-        if new is not MISSING and not codec.is_plain(new):
-            return None
         updates.append((path, old, new))
-    if encoder.refs or any(before.places.get(key, place) != place for key, place in encoder.places.items()):
+    if encoder.tags or any(before.places.get(key, place) != place for key, place in encoder.places.items()):
         return None
-    public, hidden = dict(before.public), dict(before.hidden)
-    texts, plain = dict(before.texts), dict(before.plain)
     public_ops: list[DeltaOp] = []
     hidden_ops: list[DeltaOp] = []
-    for path, old, new in updates:
-        root = public if path[0] in public else hidden
-        texts.pop(path[0], None)
-        plain[path[0]] = True
-        _put(root, path, new)
+    for path, old, new in updates:  # the ops first: they copy the values, the baseline is updated in place next
         (hidden_ops if path[0].startswith("_") else public_ops).extend(diff_at(path, old, new))
-    before.places.update(encoder.places)  # the baseline is replaced: its map moves on to the new one
+    for path, _old, new in updates:
+        before.texts.pop(path[0], None)
+        before.plain[path[0]] = True
+        _put(before.public if path[0] in before.public else before.hidden, path, new)
+    before.places.update(encoder.places)
     before.keep.extend(encoder.keep)
-    after = Encoded(public, hidden, texts, before.opaque, before.places, before.keep, False, plain)
-    return after, sorted(public_ops, key=lambda op: op.path), sorted(hidden_ops, key=lambda op: op.path)
+    return before, sorted(public_ops, key=lambda op: op.path), sorted(hidden_ops, key=lambda op: op.path)
 
 
 def _put(root: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
-    """Set (or, for MISSING, delete) `path` in `root`, copying only the dicts along it (path copying)."""
+    """Set (or, for MISSING, delete) `path` in `root`, in place (the baseline is the runtime's alone)."""
     parent = root
     for key in path[:-1]:
-        parent[key] = dict(parent[key])
         parent = parent[key]
     if value is MISSING:
         parent.pop(path[-1], None)

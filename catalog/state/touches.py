@@ -197,6 +197,66 @@ class _Analysis:
         self.key_params = {p for p in params if p not in assigned}
         self.paths: dict[str, Path] = {}
         self.reads: set[str] = set()
+        self.definite = self._definite(assigned - set(params))
+
+    # -- locals that only ever hold state values ----------------------------------------------------
+    def _definite(self, candidates: set[str]) -> set[str]:
+        """Locals every binding of which is a value of the state (or an immutable constant), never a fresh container.
+
+        Storing into such a local stores into the state, as `self.x[k] = v` does: the runtime checks
+        that for aliasing, so the local's own place need not widen to the stored value's.
+        """
+        bindings: list[tuple[str, ast.expr, bool]] = []  # (name, expression, is an iteration's element)
+        handled: set[int] = set()
+        for node in self.nodes:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    if isinstance(target, ast.Name):
+                        bindings.append((target.id, node.value, False))
+                        handled.add(id(target))
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                names = [node.target] if isinstance(node.target, ast.Name) else \
+                    node.target.elts if isinstance(node.target, ast.Tuple) and _is_items(node.iter) else []
+                for target in names:
+                    if isinstance(target, ast.Name):
+                        bindings.append((target.id, node.iter, True))
+                        handled.add(id(target))
+        definite = set(candidates)
+        definite -= {n.id for n in self.nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+                     and id(n) not in handled}
+        definite -= {n.name for n in self.nodes if isinstance(n, ast.ExceptHandler) and n.name}
+        changed = True
+        while changed:  # the greatest set: a value comes from some binding that is not circular
+            changed = False
+            for name, value, element in bindings:
+                if name in definite and not (self._elements_of_state(value, definite) if element
+                                             else self._only_state(value, definite)):
+                    definite.discard(name)
+                    changed = True
+        return definite
+
+    def _only_state(self, node: ast.expr, definite: set[str]) -> bool:
+        if isinstance(node, ast.Constant):
+            return True  # immutable
+        if isinstance(node, ast.Name):
+            return node.id in definite
+        if isinstance(node, ast.Attribute):
+            return isinstance(node.value, ast.Name) and node.value.id == self.self_name
+        if isinstance(node, ast.Subscript):
+            return self._only_state(node.value, definite)
+        if isinstance(node, ast.IfExp):
+            return self._only_state(node.body, definite) and self._only_state(node.orelse, definite)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and not node.keywords and 1 <= len(node.args) <= 2:
+            return self._only_state(node.func.value, definite) and all(self._only_state(a, definite)
+                                                                       for a in node.args[1:])
+        return False
+
+    def _elements_of_state(self, node: ast.expr, definite: set[str]) -> bool:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("values", "items", "keys") and not node.args and not node.keywords:
+            return self._only_state(node.func.value, definite)
+        return self._only_state(node, definite)
 
     def run(self) -> ToolTouches:
         for _ in range(len(self.nodes) + 2):  # paths only get shorter or appear: a fixpoint is reached
@@ -344,7 +404,7 @@ class _Analysis:
             self._bind(target.value, path)
         elif isinstance(target, (ast.Subscript, ast.Attribute)):
             root = _root(target)
-            if isinstance(root, ast.Name) and root.id == self.self_name:
+            if isinstance(root, ast.Name) and (root.id == self.self_name or root.id in self.definite):
                 return  # a state value stored into the state: aliasing, checked by the runtime
             if isinstance(root, ast.Name) and root.id in self.locals:
                 self._bind(root, path)
@@ -364,6 +424,9 @@ class _Analysis:
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             self._bind(node.optional_vars, self.path(node.context_expr))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
+            root = _root(node.func.value)
+            if isinstance(root, ast.Name) and root.id in self.definite:
+                return  # into the state: aliasing, checked by the runtime
             self._bind(node.func.value, _below(self._all([*node.args, *(k.value for k in node.keywords)])))
 
     def _writes(self, node: ast.AST) -> list[Path]:
@@ -391,6 +454,10 @@ class _Analysis:
             key = self.key(node.args[0]) if node.func.attr in _KEYED_MUTATORS and node.args else None
             return [_strip(_extend(base, key) if key is not None else base)]
         return []
+
+
+def _is_items(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "items"
 
 
 def _root(node: ast.expr) -> ast.expr:

@@ -22,7 +22,20 @@ class RetailEnv:
 
     def find_orders(self, user_id: str) -> list[str]:
         """List the ids of a user's orders."""
-        return [oid for oid, order in self.data["orders"].items() if order["user_id"] == user_id]
+        if user_id not in self.data["users"]:
+            raise ValueError("User not found")
+        return list(self.data["users"][user_id]["orders"])
+
+    def get_order_details(self, order_id: str) -> dict[str, Any]:
+        """Get an order's status and items."""
+        if order_id not in self.data["orders"]:
+            raise ValueError("Order not found")
+        return self.data["orders"][order_id]
+
+    def order_total(self, order_id: str) -> float:
+        """Sum an order's item prices."""
+        order = self.data["orders"][order_id]
+        return round(sum(item["price"] for item in order["items"]), 2)
 
     def cancel_pending_order(self, order_id: str, reason: str) -> dict[str, Any]:
         """Cancel a pending order."""
@@ -53,12 +66,18 @@ class RetailEnv:
         """Create an empty pending order."""
         if order_id in self.data["orders"]:
             raise ValueError("Order exists")
+        user = self.data["users"].get(user_id)
+        if user is None:
+            raise ValueError("User not found")
         self.data["orders"][order_id] = {"user_id": user_id, "status": "pending", "items": []}
+        user["orders"].append(order_id)
         return order_id
 
     def delete_order(self, order_id: str) -> bool:
         """Remove an order."""
-        self.data["orders"].pop(order_id)
+        order = self.data["orders"].pop(order_id)
+        user = self.data["users"][order["user_id"]]
+        user["orders"].remove(order_id)
         return True
 
     def note(self, text: str) -> int:
@@ -68,9 +87,10 @@ class RetailEnv:
 
 
 def retail_state(n: int) -> dict[str, Any]:
-    """A state with n users, n products and 2n orders."""
-    users = {f"U{i}": {"name": f"user {i}", "address": {"line": f"{i} Main St"}, "tags": ["a", "b"]} for i in range(n)}
+    """A state with n users, n products and 2n orders (each user has orders O{i} and O{i+n})."""
+    users = {f"U{i}": {"name": f"user {i}", "address": {"line": f"{i} Main St"}, "tags": ["a", "b"],
+                       "orders": [f"O{i}", f"O{i + n}"]} for i in range(n)}
     products = {f"P{i}": {"name": f"product {i}", "price": 10 + i % 7, "stock": i % 5} for i in range(n)}
     orders = {f"O{i}": {"user_id": f"U{i % max(n, 1)}", "status": "pending" if i % 2 else "delivered",
-                        "items": [{"product_id": f"P{i % max(n, 1)}", "price": 3}]} for i in range(2 * n)}
+                        "items": [{"product_id": f"P{i % max(n, 1)}", "price": 3.5}]} for i in range(2 * n)}
     return {"data": {"users": users, "orders": orders, "products": products}, "log": []}

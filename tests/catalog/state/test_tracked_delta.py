@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalog.runtime import ClassRuntime
-from catalog.state import _tracking
+from catalog.state import _tracking, codec
 from catalog.state.delta import Delta
 from catalog.state.touches import Param, tool_touches
 
@@ -53,6 +53,21 @@ class Tricky:
         record["m"] = 1
         return True
 
+    def fresh_or_state(self, key: str) -> bool:
+        box = self.data["a"].get(key, {})  # a fresh dict when the key is missing...
+        box["k"] = self.data["a"]["x"]
+        box["k"]["w"] = 2  # ...so this writes record x
+        return True
+
+    def link(self) -> bool:
+        record = self.data["a"]["x"]
+        record["peer"] = self.data["a"]["y"]  # into the state: aliasing, seen by the runtime
+        return True
+
+    def through_link(self) -> bool:
+        self.data["a"]["x"]["peer"]["n"] = 9  # writes record y too
+        return True
+
     def in_place_add(self) -> int:
         items = self.log
         items += ["more"]
@@ -85,6 +100,9 @@ class Tricky:
 TRICKY_CALLS = [
     {"name": "touch_all", "arguments": {}},
     {"name": "default_from_state", "arguments": {"key": "nope"}},
+    {"name": "fresh_or_state", "arguments": {"key": "missing"}},
+    {"name": "link", "arguments": {}},
+    {"name": "through_link", "arguments": {}},
     {"name": "move", "arguments": {"key": "m"}},
     {"name": "move", "arguments": {"key": "m2"}},
     {"name": "in_place_add", "arguments": {}},
@@ -197,3 +215,22 @@ def test_state_shared_between_attributes_falls_back() -> None:
         steps.append(_step(runtime, {"name": "add_order_item", "arguments": {"order_id": "O1", "product_id": "P0"}}))
         assert runtime.tracked_calls == 0
     assert steps[0] == steps[1] and steps[0][2]
+
+
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=3) | st.sampled_from([codec.TAG]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3) | st.just(codec.TAG), inner,
+                                                                  max_size=3)
+    | st.dictionaries(st.integers(0, 3), inner, max_size=2) | st.tuples(inner) | st.frozensets(st.integers(), max_size=2),
+    max_leaves=10)
+
+
+@settings(max_examples=60, deadline=None)
+@given(VALUES, st.booleans())
+def test_the_encoder_counts_every_tagged_value(value: Any, shared: bool) -> None:
+    """`Encoded.is_plain` (which lets a call be tracked) rests on this count."""
+    if shared and isinstance(value, (list, dict)):
+        value = [value, value]  # a container reached twice is a reference
+    encoder = codec.Encoder(codec.TypeNames({}, []))
+    encoded = encoder.encode(value, ("x",))
+    assert (encoder.tags == 0) == codec.is_plain(encoded)
