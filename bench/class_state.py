@@ -1,6 +1,7 @@
 """Class-env state benchmark: what a call costs as the state grows, tracked and full diff side by side.
 
-    python bench/class_state.py [--sizes 5000,5000000] [--calls 300] [--seed 0] [--store 0,3000] [--json]
+    python bench/class_state.py [--sizes 5000,5000000] [--calls 100] [--seed 0] [--sandbox 5000000]
+                                [--store 0,3000] [--json]
 
 A class env's delta is either the full encoding and diff of its state after every call (the
 old path, `track=False`), or only the subtrees the tool is proven able to write
@@ -11,6 +12,8 @@ compared (`mismatches` must be 0; the final states are compared with a fresh ful
 - retail: a tau-bench-like env (tests/catalog/state/retail_env.py, one `data` dict of users,
   orders and products) grown to about each of --sizes bytes of JSON, on a mix of lookups and
   writes (cancel, address change, add item, place and delete orders, a log).
+- retail-sandbox: the same env in the sandbox worker (tracked: the worker runs ClassRuntime), its
+  results compared with the full diff in this process; its cost includes the worker round trip.
 - store: the reference store env with N extra products, customers and orders (--store), on
   its fixed mix of calls.
 
@@ -27,18 +30,21 @@ import json
 import random
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from catalog.models import StepResult  # noqa: E402
+from catalog.models import EnvManifest, StepResult  # noqa: E402
 from catalog.runtime import ClassRuntime  # noqa: E402
 from catalog.state import _tracking  # noqa: E402
 from catalog.state.delta import Delta  # noqa: E402
 from catalog.store import Catalog  # noqa: E402
 from tests.catalog.state.retail_env import RetailEnv, retail_state  # noqa: E402
+
+RETAIL_SOURCE = Path(__file__).resolve().parents[1] / "tests" / "catalog" / "state" / "retail_env.py"
 
 STORE_CALLS = [
     {"name": "get_product", "arguments": {"product_id": "SKU-101"}},
@@ -86,24 +92,39 @@ def _view(result: StepResult) -> tuple[Any, ...]:
             result.info.get("hidden_delta"))
 
 
-def side_by_side(tracked: ClassRuntime, full: ClassRuntime, state: dict[str, Any],
-                 calls: list[dict[str, Any]]) -> dict[str, Any]:
+_FULL_RUNS: dict[Any, tuple[list[float], list[tuple[Any, ...]], dict[str, Any]]] = {}  # the full path, run once
+
+
+def _run(runtime: Any, state: dict[str, Any], calls: list[dict[str, Any]]) -> tuple[list[float], list[tuple[Any, ...]]]:
+    runtime.reset(state)
+    gc.collect()
+    times, views = [], []
+    for action in calls:
+        start = time.perf_counter()
+        result = runtime.call(action)
+        times.append((time.perf_counter() - start) * 1e6)
+        views.append(_view(result))
+    return times, views
+
+
+def side_by_side(tracked: Any, full: ClassRuntime, state: dict[str, Any], calls: list[dict[str, Any]],
+                 full_key: Any = None) -> dict[str, Any]:
     """Run `calls` on both runtimes (one after the other, so neither pays for the other's garbage
-    or cold caches); time each call and compare every result call by call."""
-    times: dict[str, list[float]] = {"tracked": [], "full": []}
-    views: dict[str, list[tuple[Any, ...]]] = {"tracked": [], "full": []}
-    for label, runtime in (("tracked", tracked), ("full", full)):
-        runtime.reset(state)
-        gc.collect()
-        for action in calls:
-            start = time.perf_counter()
-            result = runtime.call(action)
-            times[label].append((time.perf_counter() - start) * 1e6)
-            views[label].append(_view(result))
+    or cold caches); time each call and compare every result call by call. `full_key`: the full
+    path's run on the same state and calls is reused (the sandbox row compares with the retail row's)."""
+    times: dict[str, list[float]] = {}
+    views: dict[str, list[tuple[Any, ...]]] = {}
+    times["tracked"], views["tracked"] = _run(tracked, state, calls)
+    if full_key is None or full_key not in _FULL_RUNS:
+        times["full"], views["full"] = _run(full, state, calls)
+        _FULL_RUNS[full_key] = (times["full"], views["full"], full.snapshot(hidden=True))
+    times["full"], views["full"], full_final = _FULL_RUNS[full_key]
     mismatches = sum(a != b for a, b in zip(views["tracked"], views["full"], strict=True))
-    live = _tracking.encode_state(tracked._instance, tracked.types).state(hidden=True)
-    final_same = tracked.snapshot(hidden=True) == full.snapshot(hidden=True) == live
-    return {"calls": len(calls), "tracked_calls": tracked.tracked_calls, "mismatches": mismatches,
+    final_same = tracked.snapshot(hidden=True) == full_final
+    if isinstance(tracked, ClassRuntime):  # in this process: the live instance too, encoded afresh
+        final_same = final_same and tracked.snapshot(hidden=True) == _tracking.encode_state(
+            tracked._instance, tracked.types).state(hidden=True)
+    return {"calls": len(calls), "tracked_calls": getattr(tracked, "tracked_calls", "n/a"), "mismatches": mismatches,
             "final_state_same": final_same,
             "tracked_first_us": round(times["tracked"][0], 1),
             "tracked_median_us": round(statistics.median(times["tracked"]), 1),
@@ -124,7 +145,28 @@ def measure_retail(target_bytes: int, calls: int, seed: int) -> dict[str, Any]:
     state = retail_state(n)
     tracked = ClassRuntime(RetailEnv, failure_exceptions=["ValueError"])
     row = {"env": "retail", "records": 4 * n, "state_bytes": len(json.dumps(state))}
-    row.update(side_by_side(tracked, tracked.sibling(track=False), state, retail_calls(n, calls, seed)))
+    row.update(side_by_side(tracked, tracked.sibling(track=False), state, retail_calls(n, calls, seed),
+                            ("retail", n, calls, seed)))
+    return row
+
+
+def measure_sandbox(target_bytes: int, calls: int, seed: int) -> dict[str, Any]:
+    """The retail env in the sandbox worker (tracked, as it always runs there) against the full diff here."""
+    from sandbox.session import SandboxRuntime
+
+    n = retail_size(target_bytes)
+    state = retail_state(n)
+    full = ClassRuntime(RetailEnv, failure_exceptions=["ValueError"], track=False)
+    manifest = EnvManifest(id="retail", name="Retail", kind="class", entry="RetailEnv", tools=list(full.tools.values()),
+                           init="auto", failure_exceptions=["ValueError"])
+    with tempfile.TemporaryDirectory() as folder:
+        handle = Catalog(Path(folder)).write_env(manifest, RETAIL_SOURCE.read_text(), {"start": state})
+        sandboxed = SandboxRuntime(handle)
+        try:
+            row = {"env": "retail-sandbox", "records": 4 * n, "state_bytes": len(json.dumps(state))}
+            row.update(side_by_side(sandboxed, full, state, retail_calls(n, calls, seed), ("retail", n, calls, seed)))
+        finally:
+            sandboxed.close()
     return row
 
 
@@ -141,13 +183,15 @@ def measure_store(extra: int, repeat: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="5000,5000000", help="retail state sizes, bytes of JSON")
-    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--store", default="0,3000", help="extra records of the store env ('' to skip)")
+    parser.add_argument("--sandbox", default="5000000", help="retail size run in the sandbox worker ('' to skip)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows = [measure_retail(int(size), args.calls, args.seed) for size in args.sizes.split(",")]
     retail = list(rows)
+    rows += [measure_sandbox(int(size), args.calls, args.seed) for size in args.sandbox.split(",") if size]
     rows += [measure_store(int(extra), 3) for extra in args.store.split(",") if extra]
     summary = {"retail_ratio_largest_over_smallest": round(retail[-1]["tracked_median_us"]
                                                            / retail[0]["tracked_median_us"], 2),

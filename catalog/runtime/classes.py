@@ -51,8 +51,9 @@ class ClassRuntime:
         if not self.tools:
             raise EnvLoadError(f"{env_class.__name__} has no public methods to use as tools")
         self._signatures = _signatures(env_class, self.tools)
+        self._methods = dict(_public_methods(env_class))
         self._touches: dict[str, ToolTouches | None] = {
-            name: tool_touches(env_class, member) if track else None for name, member in _public_methods(env_class)}
+            name: tool_touches(env_class, member) if track else None for name, member in self._methods.items()}
         self.types = _tracking.env_type_names(env_class)
         self._instance: Any = None
         self._encoded = _tracking.Encoded({}, {})
@@ -137,6 +138,8 @@ class ClassRuntime:
                 result = _crash(exc)
         before = self._encoded
         touches = self._touches.get(action.name)
+        if getattr(method, "__func__", None) is not self._methods[action.name]:
+            touches = None  # not the method analysed: an instance attribute shadows it, or the class was patched
         tracked = None if touches is None else _tracking.tracked_encode(
             before, self._instance, self.types, touches.reads, touches.resolve(action.arguments))
         if tracked is not None:

@@ -206,6 +206,8 @@ def tracked_encode(before: Encoded, instance: Any, types: codec.TypeNames, reads
     if before.refs or before.opaque or not all(before.is_plain(name) for name in reads):
         return None
     attributes = vars(instance)
+    if any(hasattr(type(instance), name) for name in reads):
+        return None  # a class attribute (a property) set since the analysis: `self.name` may run code
     found: list[tuple[tuple[Any, ...], Any, Any]] = []
     for path in writes:
         name = path[0]

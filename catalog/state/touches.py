@@ -103,10 +103,14 @@ def tool_touches(env_class: type, method: Callable[..., Any]) -> ToolTouches | N
         function = function.body[0]
     if not isinstance(function, ast.FunctionDef) or function.decorator_list or not _same_code(source, method):
         return None
+    defaults = [*(getattr(method, "__defaults__", None) or ()), *(getattr(method, "__kwdefaults__", None) or {}).values()]
+    if not all(_immutable(value) for value in defaults):
+        return None  # a mutable default lives across calls: stored into the state once, it is written unseen
     positional = [*function.args.posonlyargs, *function.args.args]
     if not positional:
         return None
-    params = [a.arg for a in (*positional[1:], *function.args.kwonlyargs)]
+    params = [a.arg for a in (*positional[1:], *function.args.kwonlyargs, function.args.vararg, function.args.kwarg)
+              if a is not None]
     try:
         return _Analysis(env_class, function, positional[0].arg, params, getattr(method, "__globals__", {})).run()
     except _Unsure:
@@ -141,9 +145,15 @@ def _stdlib(value: Any) -> bool:
     return isinstance(name, str) and (name.partition(".")[0] in sys.stdlib_module_names or name == "builtins")
 
 
+def _immutable(value: Any) -> bool:
+    if value is None or type(value) in (str, int, float, bool, bytes, complex):
+        return True
+    return type(value) in (tuple, frozenset) and all(_immutable(v) for v in value)
+
+
 def _harmless(value: Any) -> bool:
     """A global whose use cannot reach the state: an immutable scalar, or a stdlib module, class or function."""
-    if value is _UNBOUND or value is None or type(value) in (str, int, float, bool, bytes, complex):
+    if value is _UNBOUND or _immutable(value):
         return True
     if isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
         return _stdlib(value) or _is_plain_exception(value)

@@ -93,6 +93,11 @@ class Tricky:
         self.extra = {"k": 1}
         return True
 
+    def keep_default(self, key: str, bucket: list[str] = []) -> int:  # noqa: B006 - the hazard under test
+        bucket.append(key)  # once the state holds `bucket`, this writes it
+        self.data["bucket"] = bucket
+        return len(bucket)
+
     def _bump(self) -> None:
         self.data["a"]["x"]["h"] = 1
 
@@ -148,7 +153,7 @@ def test_tricky_tools_never_lose_a_write() -> None:
 
 
 def test_unfollowable_tools_are_not_tracked() -> None:
-    for name in ("via_helper", "via_global", "via_exec"):
+    for name in ("via_helper", "via_global", "via_exec", "keep_default"):
         assert tool_touches(Tricky, getattr(Tricky, name)) is None, name
     # the default is another record: the write is bounded by the collection, not by the key
     assert tool_touches(Tricky, Tricky.default_from_state).writes == (("data", "a"),)  # type: ignore[union-attr]
@@ -234,3 +239,15 @@ def test_the_encoder_counts_every_tagged_value(value: Any, shared: bool) -> None
     encoder = codec.Encoder(codec.TypeNames({}, []))
     encoded = encoder.encode(value, ("x",))
     assert (encoder.tags == 0) == codec.is_plain(encoded)
+
+
+def test_a_shadowed_or_patched_tool_is_not_tracked() -> None:
+    steps = []
+    for track in (True, False):
+        runtime = ClassRuntime(RetailEnv, failure_exceptions=["ValueError"], track=track)
+        runtime.reset(retail_state(2))
+        instance = runtime._instance
+        instance.note = lambda text, of=instance: of.data["users"].clear()  # an instance attribute shadows the tool
+        steps.append(_step(runtime, {"name": "note", "arguments": {"text": "x"}}))
+        assert runtime.tracked_calls == 0
+    assert steps[0] == steps[1] and steps[0][2]
