@@ -51,7 +51,8 @@ _PURE_TAINTED = frozenset({"list", "dict", "set", "tuple", "frozenset", "sorted"
 _PURE_FRESH = frozenset({"len", "str", "int", "float", "bool", "repr", "round", "abs", "isinstance", "sum", "any",
                          "all", "range", "hash", "print", "format", "divmod", "type", "id", "ord", "chr"})
 _REJECTED = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal, ast.Yield,
-             ast.YieldFrom, ast.Await, ast.NamedExpr, ast.AsyncFor, ast.AsyncWith, ast.Match)
+             ast.YieldFrom, ast.Await, ast.NamedExpr, ast.AsyncFor, ast.AsyncWith, ast.Match,
+             ast.Import, ast.ImportFrom)  # an import binds a module to a local name, past the globals' checks
 
 
 class _Unsure(Exception):
@@ -135,14 +136,25 @@ def _shape(code: types.CodeType) -> tuple[Any, ...]:
 
 
 _ANY = "\x00any"  # ends a path that is only a bound: the value lies somewhere below it, keys unknown
-_FOREIGN: Path = (_ANY,)  # a value of unknown place (a module global): nothing may be written through it
+# Modules that reach the running program itself (every object, frames, the interpreter): never harmless.
+_INTROSPECTIVE = frozenset({"gc", "sys", "inspect", "ctypes", "types", "traceback", "weakref", "builtins", "importlib",
+                            "code", "pdb", "bdb", "tracemalloc", "faulthandler", "runpy", "threading", "_thread",
+                            "multiprocessing", "concurrent", "asyncio", "signal", "atexit", "pickle", "copyreg"})
+_FRAME_ATTRIBUTES = frozenset({"f_locals", "f_globals", "f_back", "f_builtins", "f_code", "tb_frame", "tb_next",
+                               "gi_frame", "cr_frame", "ag_frame", "func_globals"})
 _UNBOUND = object()
 
 
 def _stdlib(value: Any) -> bool:
     """A module, class or function of the standard library or the builtins (its code is not the env's)."""
     name = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
-    return isinstance(name, str) and (name.partition(".")[0] in sys.stdlib_module_names or name == "builtins")
+    if not isinstance(name, str):
+        return False
+    top = name.partition(".")[0]
+    if top == "builtins" and not isinstance(value, types.ModuleType):
+        # builtin classes (dict, str) are; builtin functions only if pure (`sorted(x, key=exec)` runs code)
+        return isinstance(value, type) or getattr(value, "__name__", None) in _PURE_FRESH | _PURE_TAINTED
+    return top in sys.stdlib_module_names and top not in _INTROSPECTIVE
 
 
 def _immutable(value: Any) -> bool:
@@ -194,8 +206,12 @@ class _Analysis:
         self.function = function
         self.self_name = self_name
         self.globals = module_globals
-        self.nodes = list(ast.walk(function))
-        if any(isinstance(node, _REJECTED) for node in self.nodes[1:]):
+        # The body alone: the signature's annotations and defaults ran once, when the class was made
+        # (defaults are checked as values), and a local's annotation is never evaluated.
+        nodes = [node for statement in function.body for node in ast.walk(statement)]
+        annotations = {id(node) for a in nodes if isinstance(a, ast.AnnAssign) for node in ast.walk(a.annotation)}
+        self.nodes = [node for node in nodes if id(node) not in annotations]
+        if any(isinstance(node, _REJECTED) for node in self.nodes):
             raise _Unsure
         assigned = {node.id for node in self.nodes if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
         assigned |= {node.name for node in self.nodes if isinstance(node, ast.ExceptHandler) and node.name}
@@ -325,7 +341,9 @@ class _Analysis:
                 raise _Unsure  # `self` used bare: passed on, getattr'd, compared...
             if node.id in self.locals:
                 return self.paths.get(node.id)
-            return None if _harmless(self.global_value(node.id)) else _FOREIGN
+            if not _harmless(self.global_value(node.id)):
+                raise _Unsure  # a module global the env holds (it may alias the state) or its own code
+            return None
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.value.id == self.self_name:
                 if hasattr(self.env_class, node.attr):
@@ -333,9 +351,13 @@ class _Analysis:
                 self.reads.add(node.attr)
                 return (node.attr,)
             if self.path(node.value) is not None:
-                raise _Unsure  # an attribute of a state value (a property may run code) or of a global
+                raise _Unsure  # an attribute of a state value (a property may run code)
+            if node.attr.startswith("_") or node.attr in _FRAME_ATTRIBUTES:
+                raise _Unsure  # `e.__traceback__.tb_frame.f_locals`: the way back to `self`
             static = self.static(node)
-            return None if static is _UNBOUND or _harmless(static) else _FOREIGN
+            if static is not _UNBOUND and not _harmless(static):
+                raise _Unsure
+            return None
         if isinstance(node, ast.Subscript):
             base = self.path(node.value)
             self.path(node.slice)

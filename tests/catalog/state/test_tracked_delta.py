@@ -89,6 +89,25 @@ class Tricky:
         exec("self.data['a'].clear()")  # noqa: S102 - a tool the analysis must refuse to follow
         return True
 
+    def via_frame(self) -> bool:
+        try:
+            raise KeyError("x")
+        except KeyError as error:
+            frame = error.__traceback__.tb_frame  # type: ignore[union-attr]
+            frame.f_locals["self"].data["b"].clear()  # `self` reached through the traceback
+        return True
+
+    def via_import(self) -> int:
+        import gc
+
+        for value in gc.get_objects():  # every object, the state's dicts among them
+            if isinstance(value, dict) and "fresh" in value:
+                value["found"] = True
+        return 0
+
+    def via_key_function(self) -> list[str]:
+        return sorted(["self.log.append('exec')"], key=exec)  # type: ignore[arg-type]
+
     def new_attribute(self) -> bool:
         self.extra = {"k": 1}
         return True
@@ -102,22 +121,25 @@ class Tricky:
         self.data["a"]["x"]["h"] = 1
 
 
-TRICKY_CALLS = [
+TRICKY_CALLS = [  # aliasing last: once the state shares structure, every call takes the full diff
     {"name": "touch_all", "arguments": {}},
     {"name": "default_from_state", "arguments": {"key": "nope"}},
     {"name": "fresh_or_state", "arguments": {"key": "missing"}},
-    {"name": "link", "arguments": {}},
-    {"name": "through_link", "arguments": {}},
     {"name": "move", "arguments": {"key": "m"}},
     {"name": "move", "arguments": {"key": "m2"}},
+    {"name": "via_frame", "arguments": {}},
+    {"name": "via_key_function", "arguments": {}},
+    {"name": "via_import", "arguments": {}},
     {"name": "in_place_add", "arguments": {}},
     {"name": "hidden", "arguments": {"key": "k"}},
     {"name": "via_helper", "arguments": {}},
-    {"name": "alias", "arguments": {"key": "z"}},
-    {"name": "through_alias", "arguments": {"key": "z"}},
-    {"name": "touch_all", "arguments": {}},
     {"name": "new_attribute", "arguments": {}},
     {"name": "via_exec", "arguments": {}},
+    {"name": "touch_all", "arguments": {}},
+    {"name": "link", "arguments": {}},
+    {"name": "through_link", "arguments": {}},
+    {"name": "alias", "arguments": {"key": "z"}},
+    {"name": "through_alias", "arguments": {"key": "z"}},
     {"name": "touch_all", "arguments": {}},
 ]
 
@@ -153,7 +175,8 @@ def test_tricky_tools_never_lose_a_write() -> None:
 
 
 def test_unfollowable_tools_are_not_tracked() -> None:
-    for name in ("via_helper", "via_global", "via_exec", "keep_default"):
+    for name in ("via_helper", "via_global", "via_exec", "keep_default", "via_frame", "via_import",
+                 "via_key_function"):
         assert tool_touches(Tricky, getattr(Tricky, name)) is None, name
     # the default is another record: the write is bounded by the collection, not by the key
     assert tool_touches(Tricky, Tricky.default_from_state).writes == (("data", "a"),)  # type: ignore[union-attr]
