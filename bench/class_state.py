@@ -11,7 +11,7 @@ compared (`mismatches` must be 0; the final states are compared with a fresh ful
 
 - retail: a tau-bench-like env (tests/catalog/state/retail_env.py, one `data` dict of users,
   orders and products) grown to about each of --sizes bytes of JSON, on a mix of lookups and
-  writes (cancel, address change, add item, place and delete orders, a log).
+  writes (cancel, refund to the order's user, address change, add item, place order, a log).
 - retail-sandbox: the same env in the sandbox worker (tracked: the worker runs ClassRuntime), its
   results compared with the full diff in this process; its cost includes the worker round trip.
 - store: the reference store env with N extra products, customers and orders (--store), on
@@ -78,6 +78,7 @@ def retail_calls(n: int, count: int, seed: int) -> list[dict[str, Any]]:
         (4, lambda: {"name": "get_order_details", "arguments": {"order_id": order()}}),
         (2, lambda: {"name": "order_total", "arguments": {"order_id": order()}}),
         (2, lambda: {"name": "cancel_pending_order", "arguments": {"order_id": order(), "reason": "no longer needed"}}),
+        (2, lambda: {"name": "refund_order", "arguments": {"order_id": order()}}),
         (2, lambda: {"name": "modify_user_address", "arguments": {"user_id": user(), "address": "9 Calle Mayor"}}),
         (2, lambda: {"name": "add_order_item", "arguments": {"order_id": order(), "product_id": f"P{rng.randrange(n)}"}}),
         (2, lambda: {"name": "place_order", "arguments": {"order_id": f"N{rng.randrange(10 ** 6)}", "user_id": user()}}),

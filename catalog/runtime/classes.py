@@ -141,7 +141,7 @@ class ClassRuntime:
         if getattr(method, "__func__", None) is not self._methods[action.name]:
             touches = None  # not the method analysed: an instance attribute shadows it, or the class was patched
         tracked = None if touches is None else _tracking.tracked_encode(
-            before, self._instance, self.types, touches.reads, touches.resolve(action.arguments))
+            before, self._instance, self.types, touches.reads, touches.resolve(action.arguments, before.lookup))
         if tracked is not None:
             self._encoded, result.delta, hidden = tracked
             self.tracked_calls += 1

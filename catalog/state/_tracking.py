@@ -90,6 +90,15 @@ class Encoded:
             self.texts[name] = json.dumps(value, ensure_ascii=False)
         return self.texts[name]
 
+    def lookup(self, path: tuple[Any, ...]) -> Any:
+        """The value at `path` in a plain attribute (MISSING if there is none)."""
+        value = self.value(path[0]) if path and self.is_plain(path[0]) else MISSING
+        for key in path[1:]:
+            if type(value) is not dict or type(key) is not str:
+                return MISSING
+            value = value.get(key, MISSING)
+        return value
+
     def is_plain(self, name: str) -> bool:
         """Attribute `name` holds plain JSON only (no objects whose methods could run, no shared containers).
 

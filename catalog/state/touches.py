@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Param", "ToolTouches", "tool_touches"]
+__all__ = ["Param", "StateKey", "ToolTouches", "tool_touches"]
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,19 @@ class Param:
     name: str
 
 
-Key = str | int | Param
+@dataclass(frozen=True)
+class StateKey:
+    """A key read from the state at `source` (`self.users[order["user_id"]]`), a path of constants and Params.
+
+    Resolved from the state before the call, which is the value the tool read as long as no
+    write of the call can reach `source` (ToolTouches.resolve checks) and nothing was aliased in
+    (the runtime checks); else the write path ends before it.
+    """
+
+    source: tuple[Any, ...]
+
+
+Key = str | int | Param | StateKey
 Path = tuple[Any, ...]  # (attribute name, key, key...)
 
 _READERS = frozenset({"get", "keys", "values", "items", "copy", "count", "index", "startswith", "endswith", "lower",
@@ -66,19 +78,49 @@ class ToolTouches:
     reads: frozenset[str]
     writes: tuple[Path, ...]
 
-    def resolve(self, arguments: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-        """The write paths with argument keys filled in (a missing argument ends its path there)."""
-        out = []
-        for path in self.writes:
-            concrete: list[Any] = []
-            for key in path:
-                if isinstance(key, Param):
-                    if key.name not in arguments:
-                        break
-                    key = arguments[key.name]
-                concrete.append(key)
-            out.append(tuple(concrete))
-        return out
+    def resolve(self, arguments: Mapping[str, Any],
+                lookup: Callable[[tuple[Any, ...]], Any] | None = None) -> list[tuple[Any, ...]]:
+        """The write paths with argument keys filled in (a missing argument ends its path there).
+
+        A StateKey is filled in from `lookup` (the state before the call) when it is text and its
+        source lies apart from every write of the call; otherwise its path ends there.
+        """
+        sources: dict[StateKey, tuple[Any, ...]] = {}
+        states: dict[StateKey, str] = {}
+        for key in {k for path in self.writes for k in path if isinstance(k, StateKey)} if lookup else ():
+            source = _concrete(key.source, arguments, None)
+            value = lookup(source) if len(source) == len(key.source) else None  # type: ignore[misc]
+            if type(value) is str:
+                sources[key], states[key] = source, value
+        while True:
+            # Sound by the first write in time that reaches a source: every key it used was read before
+            # it, from untouched sources, so it is one of these paths, and none of these reaches a source.
+            resolved = [_concrete(path, arguments, states) for path in self.writes]
+            reached = {key for key in states if any(_overlap(sources[key], path) for path in resolved)}
+            if not reached:
+                return resolved
+            for key in reached:
+                del states[key]
+
+
+def _concrete(path: Path, arguments: Mapping[str, Any], states: dict[StateKey, str] | None) -> tuple[Any, ...]:
+    out: list[Any] = []
+    for key in path:
+        if isinstance(key, Param):
+            if key.name not in arguments:
+                break
+            key = arguments[key.name]
+        elif isinstance(key, StateKey):
+            if states is None or key not in states:
+                break
+            key = states[key]
+        out.append(key)
+    return tuple(out)
+
+
+def _overlap(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
 
 
 _HOOKS = ("__getattribute__", "__getattr__", "__setattr__", "__delattr__")
@@ -224,9 +266,10 @@ class _Analysis:
         self.paths: dict[str, Path] = {}
         self.reads: set[str] = set()
         self.definite = self._definite(assigned - set(params))
+        self.strict = self._definite(assigned - set(params), constants=False)  # state values only: key sources
 
     # -- locals that only ever hold state values ----------------------------------------------------
-    def _definite(self, candidates: set[str]) -> set[str]:
+    def _definite(self, candidates: set[str], constants: bool = True) -> set[str]:
         """Locals every binding of which is a value of the state (or an immutable constant), never a fresh container.
 
         Storing into such a local stores into the state, as `self.x[k] = v` does: the runtime checks
@@ -255,34 +298,37 @@ class _Analysis:
         while changed:  # the greatest set: a value comes from some binding that is not circular
             changed = False
             for name, value, element in bindings:
-                if name in definite and not (self._elements_of_state(value, definite) if element
-                                             else self._only_state(value, definite)):
+                if name in definite and not (self._elements_of_state(value, definite, constants) if element
+                                             else self._only_state(value, definite, constants)):
                     definite.discard(name)
                     changed = True
         return definite
 
-    def _only_state(self, node: ast.expr, definite: set[str]) -> bool:
+    def _only_state(self, node: ast.expr, definite: set[str], constants: bool = True) -> bool:
+        """`node` is a value of the state (or, with `constants`, an immutable constant or None)."""
         if isinstance(node, ast.Constant):
-            return True  # immutable
+            return constants
         if isinstance(node, ast.Name):
             return node.id in definite
         if isinstance(node, ast.Attribute):
             return isinstance(node.value, ast.Name) and node.value.id == self.self_name
         if isinstance(node, ast.Subscript):
-            return self._only_state(node.value, definite)
+            return self._only_state(node.value, definite, constants)
         if isinstance(node, ast.IfExp):
-            return self._only_state(node.body, definite) and self._only_state(node.orelse, definite)
+            return self._only_state(node.body, definite, constants) and self._only_state(node.orelse, definite,
+                                                                                         constants)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
-                and not node.keywords and 1 <= len(node.args) <= 2:
-            return self._only_state(node.func.value, definite) and all(self._only_state(a, definite)
-                                                                       for a in node.args[1:])
+                and not node.keywords and 1 <= len(node.args) <= (2 if constants else 1):
+            # a record or None (no record: indexing it raises, so no key is ever read from it)
+            return self._only_state(node.func.value, definite, constants) and all(
+                self._only_state(a, definite) for a in node.args[1:])
         return False
 
-    def _elements_of_state(self, node: ast.expr, definite: set[str]) -> bool:
+    def _elements_of_state(self, node: ast.expr, definite: set[str], constants: bool = True) -> bool:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr in ("values", "items", "keys") and not node.args and not node.keywords:
-            return self._only_state(node.func.value, definite)
-        return self._only_state(node, definite)
+            return constants and self._only_state(node.func.value, definite)  # keys() are values of no place
+        return self._only_state(node, definite, constants)
 
     def run(self) -> ToolTouches:
         for _ in range(len(self.nodes) + 2):  # paths only get shorter or appear: a fixpoint is reached
@@ -325,6 +371,10 @@ class _Analysis:
             return node.value
         if isinstance(node, ast.Name) and node.id in self.key_params:
             return Param(node.id)
+        if isinstance(node, ast.Subscript) and self._only_state(node, self.strict, constants=False):
+            source = self.path(node)  # `order["user_id"]`, order a record of the state
+            if source is not None and not any(k == _ANY or isinstance(k, StateKey) for k in source):
+                return StateKey(source)
         return None
 
     def _all(self, nodes: Iterable[ast.AST | None]) -> Path | None:

@@ -48,6 +48,17 @@ class RetailEnv:
         order["cancel_reason"] = reason
         return order
 
+    def refund_order(self, order_id: str) -> float:
+        """Refund a cancelled order to its user's store credit."""
+        order = self.data["orders"].get(order_id)
+        if order is None or order["status"] != "cancelled":
+            raise ValueError("Only a cancelled order can be refunded")
+        user = self.data["users"][order["user_id"]]
+        amount = round(sum(item["price"] for item in order["items"]), 2)
+        user["credit"] = round(user.get("credit", 0) + amount, 2)
+        order["status"] = "refunded"
+        return amount
+
     def modify_user_address(self, user_id: str, address: str) -> dict[str, Any]:
         """Change a user's address."""
         user = self.data["users"][user_id]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from catalog.runtime import ClassRuntime
 from catalog.state import _tracking, codec
 from catalog.state.delta import Delta
-from catalog.state.touches import Param, tool_touches
+from catalog.state.touches import Param, StateKey, tool_touches
 
 from .retail_env import RetailEnv, retail_state
 
@@ -51,6 +51,17 @@ class Tricky:
     def default_from_state(self, key: str) -> bool:
         record = self.data["a"].get(key, self.data["a"]["x"])
         record["m"] = 1
+        return True
+
+    def by_owner(self, key: str) -> bool:
+        record = self.data["a"][key]
+        self.data["a"][record["owner"]]["n"] = 7  # a key read from the state: resolved from it
+        return True
+
+    def rekey(self, key: str) -> bool:
+        record = self.data["a"][key]
+        record["owner"] = "y"  # the key's source is written first: it cannot be read from the state before
+        self.data["a"][record["owner"]]["n"] = 8
         return True
 
     def fresh_or_state(self, key: str) -> bool:
@@ -123,6 +134,9 @@ class Tricky:
 
 TRICKY_CALLS = [  # aliasing last: once the state shares structure, every call takes the full diff
     {"name": "touch_all", "arguments": {}},
+    {"name": "by_owner", "arguments": {"key": "y"}},
+    {"name": "rekey", "arguments": {"key": "x"}},
+    {"name": "by_owner", "arguments": {"key": "nope"}},
     {"name": "default_from_state", "arguments": {"key": "nope"}},
     {"name": "fresh_or_state", "arguments": {"key": "missing"}},
     {"name": "move", "arguments": {"key": "m"}},
@@ -169,7 +183,7 @@ def _side_by_side(env_class: type, state: dict[str, Any], calls: list[dict[str, 
 
 
 def test_tricky_tools_never_lose_a_write() -> None:
-    state = {"data": {"a": {"x": {"n": 0}, "y": {"n": 5}}, "b": {}}, "log": []}
+    state = {"data": {"a": {"x": {"n": 0, "owner": "x"}, "y": {"n": 5, "owner": "x"}}, "b": {}}, "log": []}
     tracked = _side_by_side(Tricky, state, TRICKY_CALLS)
     assert 0 < tracked < len(TRICKY_CALLS)
 
@@ -185,6 +199,19 @@ def test_unfollowable_tools_are_not_tracked() -> None:
     exec_defined: dict[str, Any] = {}
     exec("def ghost(self, key):\n    return 1\n", exec_defined)  # noqa: S102 - no source to analyse
     assert tool_touches(Tricky, exec_defined["ghost"]) is None
+
+
+def test_keys_read_from_the_state_are_resolved_unless_written() -> None:
+    touches = tool_touches(Tricky, Tricky.by_owner)
+    assert touches is not None
+    key = StateKey(("data", "a", Param("key"), "owner"))
+    assert touches.writes == (("data", "a", key, "n"),)
+    state = {"data": {"a": {"x": {"owner": "y"}}}}
+    lookup = _tracking.Encoded(state, {}, plain={"data": True}).lookup
+    assert touches.resolve({"key": "x"}, lookup) == [("data", "a", "y", "n")]
+    assert touches.resolve({"key": "q"}, lookup) == [("data", "a")]  # no such record: the collection
+    rekey = tool_touches(Tricky, Tricky.rekey)
+    assert rekey is not None and set(rekey.resolve({"key": "x"}, lookup)) == {("data", "a"), ("data", "a", "x", "owner")}
 
 
 def test_retail_tools_are_proven_to_their_records() -> None:
@@ -208,6 +235,7 @@ RETAIL_CALL = st.one_of(
     st.builds(lambda u: {"name": "find_orders", "arguments": {"user_id": u}}, _ids(USERS)),
     st.builds(lambda o, r: {"name": "cancel_pending_order", "arguments": {"order_id": o, "reason": r}},
               _ids(ORDERS), st.sampled_from(["no longer needed", "ordered by mistake"])),
+    st.builds(lambda o: {"name": "refund_order", "arguments": {"order_id": o}}, _ids(ORDERS)),
     st.builds(lambda u, a: {"name": "modify_user_address", "arguments": {"user_id": u, "address": a}},
               _ids(USERS), st.text(max_size=4)),
     st.builds(lambda o, p: {"name": "add_order_item", "arguments": {"order_id": o, "product_id": p}},
@@ -228,6 +256,7 @@ def test_tracked_delta_equals_full_diff_on_retail(calls: list[dict[str, Any]]) -
 def test_retail_calls_are_tracked() -> None:
     calls = [{"name": "find_orders", "arguments": {"user_id": "U1"}},
              {"name": "cancel_pending_order", "arguments": {"order_id": "O1", "reason": "x"}},
+             {"name": "refund_order", "arguments": {"order_id": "O1"}},
              {"name": "place_order", "arguments": {"order_id": "O99", "user_id": "U1"}},
              {"name": "delete_order", "arguments": {"order_id": "O2"}}]
     assert _side_by_side(RetailEnv, retail_state(5), calls) == len(calls)
