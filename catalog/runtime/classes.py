@@ -16,6 +16,7 @@ from catalog.runtime.loading import EnvLoadError
 from catalog.state import _tracking, codec
 from catalog.state._sqlstate import StateError
 from catalog.state.delta import Delta
+from catalog.state.touches import ToolTouches, tool_touches
 from catalog.tools.schema import describe_tool
 
 InitMode = Literal["auto", "constructor", "envscaler", "setattr", "load_scenario"]
@@ -33,11 +34,12 @@ class ClassRuntime:
     """
 
     def __init__(self, env_class: type, *, init: InitMode = "auto", failure_exceptions: Sequence[str] = (),
-                 failure: FailureConvention | None = None, strict_args: bool = True) -> None:
+                 failure: FailureConvention | None = None, strict_args: bool = True, track: bool = True) -> None:
         """Prepare the runtime of a class env (it is instantiated at each reset).
 
         `strict_args`: an ill-typed call is `invalid` and does not run; False (imported envs): it
         runs as Python would, with `info["ill_typed"]`. `failure`: how the env signals failure.
+        `track`: diff only what a tool is proven able to write (catalog/state/touches.py), else the whole state.
         """
         self.env_class = env_class
         self.strict_args = strict_args
@@ -49,17 +51,24 @@ class ClassRuntime:
         if not self.tools:
             raise EnvLoadError(f"{env_class.__name__} has no public methods to use as tools")
         self._signatures = _signatures(env_class, self.tools)
+        self._methods = dict(_public_methods(env_class))
+        self._touches: dict[str, ToolTouches | None] = {
+            name: tool_touches(env_class, member) if track else None for name, member in self._methods.items()}
         self.types = _tracking.env_type_names(env_class)
         self._instance: Any = None
         self._encoded = _tracking.Encoded({}, {})
+        self.tracked_calls = 0  # calls whose delta came from the tracked subtrees alone (bench/class_state.py)
 
-    def sibling(self) -> ClassRuntime:
+    def sibling(self, *, track: bool = True) -> ClassRuntime:
         """Another runtime of this class with no instance yet (reset it before use).
 
         It reuses the tool descriptors, signatures and type names: serving makes one per env instance.
+        `track=False`: the twin always encodes and diffs the whole state (bench/class_state.py compares).
         """
         twin = copy.copy(self)
-        twin._instance, twin._encoded = None, _tracking.Encoded({}, {})
+        if not track:
+            twin._touches = dict.fromkeys(self._touches)
+        twin._instance, twin._encoded, twin.tracked_calls = None, _tracking.Encoded({}, {}), 0
         return twin
 
     @property
@@ -128,18 +137,27 @@ class ClassRuntime:
             else:
                 result = _crash(exc)
         before = self._encoded
-        try:
-            self._encoded = self._encode(self._instance)
-        except StateError as exc:
-            result = _crash(exc)
-            result.info["state_unencodable"] = True
-        result.delta, hidden = _tracking.state_delta(before, self._encoded)
+        touches = self._touches.get(action.name)
+        if getattr(method, "__func__", None) is not self._methods[action.name]:
+            touches = None  # not the method analysed: an instance attribute shadows it, or the class was patched
+        tracked = None if touches is None else _tracking.tracked_encode(
+            before, self._instance, self.types, touches.reads, touches.resolve(action.arguments, before.lookup))
+        if tracked is not None:
+            self._encoded, result.delta, hidden = tracked
+            self.tracked_calls += 1
+        else:
+            try:
+                self._encoded = self._encode(self._instance)
+            except StateError as exc:
+                result = _crash(exc)
+                result.info["state_unencodable"] = True
+            result.delta, hidden = _tracking.state_delta(before, self._encoded)
         if hidden:
             result.info["hidden_delta"] = Delta.dump_python(hidden, mode="json")
         if ill_typed:
             result.info["ill_typed"] = ill_typed
         if snapshot:
-            result.state = self._encoded.public if self._encoded is not before else self.snapshot()
+            result.state = self.snapshot()
         return result
 
     def snapshot(self, hidden: bool = False) -> dict[str, Any]:

@@ -232,6 +232,8 @@ class Encoder:
         self.types = types
         self.places: dict[int, Path] = {}
         self.keep: list[Any] = []  # what has a place stays alive, so no other value reuses its id
+        self.refs = 0  # references written (a value reached twice): shared structure
+        self.tags = 0  # tagged values written (anything but plain JSON), refs included
 
     def remember(self, value: Any, path: Path) -> None:
         self.places[id(value)] = path
@@ -242,12 +244,17 @@ class Encoder:
         if kind is str or kind is int or kind is bool or value is None:
             return value
         if kind is float:
-            return value if math.isfinite(value) else {TAG: "float", "value": repr(value)}
+            if math.isfinite(value):
+                return value
+            self.tags += 1
+            return {TAG: "float", "value": repr(value)}
         if kind in (dict, list, set, defaultdict) or (not isinstance(value, (*_SCALARS, tuple, frozenset, Decimal,
                                                                                dt.date, dt.time, dt.timedelta,
                                                                                bytes, enum.Enum))):
             place = self.places.get(id(value))
             if place is not None:
+                self.refs += 1
+                self.tags += 1
                 return {TAG: "ref", "path": list(place)}
         if kind is dict:
             self.remember(value, path)
@@ -255,6 +262,7 @@ class Encoder:
         if kind is list:
             self.remember(value, path)
             return [v if type(v) in _AS_IS else self.encode(v, (*path, str(i))) for i, v in enumerate(value)]
+        self.tags += 1  # every kind below is written tagged
         if kind is tuple:
             return {TAG: "tuple", "items": [self.encode(v, (*path, "items", str(i))) for i, v in enumerate(value)]}
         if kind is set or kind is frozenset:
@@ -294,6 +302,7 @@ class Encoder:
         keys = list(value)
         if all(type(k) is str for k in keys) and TAG not in value:
             return {k: v if type(v) in _AS_IS else self.encode(v, (*path, k)) for k, v in value.items()}
+        self.tags += 1
         if keys and all(type(k) is int for k in keys):
             return {TAG: "dict", "keys": "int",
                     "items": {str(k): self.encode(v, (*path, "items", str(k))) for k, v in value.items()}}
