@@ -32,28 +32,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from serving_mcp import CATALOG, ENVS, free_port, percentile  # noqa: E402  (bench/, this script's folder)
+from serving_mcp import server_peak_rss_mb as peak_rss_mb  # noqa: E402
+
 from catalog.store import Catalog  # noqa: E402
-
-ENVS = ("library", "bank", "clinic", "store")
-CATALOG = "/nonexistent-envforge-catalog"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def percentile(samples: list[float], share: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def episodes(sessions: int) -> list[tuple[str, str, list[dict[str, Any]]]]:
