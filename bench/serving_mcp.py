@@ -94,8 +94,8 @@ def echo_server(port: int) -> None:
                                   timeout_keep_alive=KEEP_ALIVE_S)).run()
 
 
-def episodes(sessions: int, steps: int) -> list[tuple[str, str, list[dict[str, Any]]]]:
-    """(env, task, calls) per session: the task's solution repeated to `steps` calls."""
+def episodes(sessions: int, steps: int | None) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """(env, task, calls) per session: the task's solution repeated to `steps` calls (None: the solution once)."""
     catalog = Catalog(root=CATALOG)
     plan = []
     for number in range(sessions):
@@ -103,7 +103,8 @@ def episodes(sessions: int, steps: int) -> list[tuple[str, str, list[dict[str, A
         tasks = catalog.get(env_id).tasks()
         task = tasks[(number // len(ENVS)) % len(tasks)]
         solution = [a.model_dump() for a in task.solution or []]
-        plan.append((env_id, task.id, [solution[i % len(solution)] for i in range(steps)]))
+        calls = solution if steps is None else [solution[i % len(solution)] for i in range(steps)]
+        plan.append((env_id, task.id, calls))
     return plan
 
 
@@ -167,9 +168,9 @@ def in_process_step_p50(plan: list[tuple[str, str, list[dict[str, Any]]]]) -> fl
     return round(statistics.median(times) * 1000.0, 3)
 
 
-def started(server: subprocess.Popen[bytes], port: int) -> None:
-    """Wait until the server accepts connections (SystemExit if it dies or takes over 60 s)."""
-    deadline = time.monotonic() + 60
+def started(server: subprocess.Popen[bytes], port: int, seconds: float = 60) -> None:
+    """Wait until the server accepts connections (SystemExit if it dies or takes over `seconds`)."""
+    deadline = time.monotonic() + seconds
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,22 +31,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from serving_mcp import CATALOG, ENVS, free_port, percentile  # noqa: E402  (bench/, this script's folder)
+from serving_mcp import CATALOG, episodes, free_port, percentile, started  # noqa: E402  (bench/, this script's folder)
 from serving_mcp import server_peak_rss_mb as peak_rss_mb  # noqa: E402
 
 from catalog.store import Catalog  # noqa: E402
-
-
-def episodes(sessions: int) -> list[tuple[str, str, list[dict[str, Any]]]]:
-    """(env, task, solution) per session."""
-    catalog = Catalog(root=CATALOG)
-    plan = []
-    for number in range(sessions):
-        env_id = ENVS[number % len(ENVS)]
-        tasks = catalog.get(env_id).tasks()
-        task = tasks[(number // len(ENVS)) % len(tasks)]
-        plan.append((env_id, task.id, [a.model_dump() for a in task.solution or []]))
-    return plan
 
 
 def echo_server(port: int, sessions: int) -> None:
@@ -151,23 +138,11 @@ def in_process(plan: list[tuple[str, str, list[dict[str, Any]]]], steps: int) ->
             "in_process_steps_per_s": round(len(step_times) / wall, 1)}
 
 
-def wait_for(port: int, process: subprocess.Popen[bytes], seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("a server did not start") from None
-            time.sleep(0.1)
-
-
 def measure(command: list[str], port: int, plan: list[tuple[str, str, list[dict[str, Any]]]], steps: int,
             floor: bool) -> dict[str, Any]:
     server = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.DEVNULL)
     try:
-        wait_for(port, server)
+        started(server, port, 120)
         result = asyncio.run(drive(f"http://127.0.0.1:{port}", plan, steps, floor))
         result["server_rss_mb"] = round(peak_rss_mb(server.pid), 1)
     finally:
@@ -187,7 +162,7 @@ def main() -> None:
     if args.echo_server:
         echo_server(args.echo_server, args.sessions)
         return
-    plan = episodes(args.sessions)
+    plan = episodes(args.sessions, None)
     port = free_port()
     result = measure([sys.executable, str(ROOT / "cli.py"), "--catalog", CATALOG, "serve", "--all", "--transport",
                       "openenv", "--no-auth", "--port", str(port), "--max-sessions", str(args.sessions),
