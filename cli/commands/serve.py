@@ -44,10 +44,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _serve_openenv(args: argparse.Namespace, door: Any, generated: bool) -> int:
-    """`--transport openenv`: OpenEnv's WebSocket protocol at /ws (serving/adapters/openenv.py), the same door."""
-    from serving.adapters.openenv import serve
+    """`--transport openenv`: OpenEnv's WebSocket protocol at /ws (serving/adapters/openenv.py), the same door.
+
+    Names are checked before OpenEnv (a ~14 s import) is loaded, so bad input is one line at once.
+    """
+    if args.hide_reset:
+        raise UserError("--hide-reset: only with the MCP transports (OpenEnv's reset is its protocol's, not a tool)")
+    from serving.mcp_server import ServeConfig
 
     catalog = open_catalog(args)
+    ServeConfig(catalog, None if args.all else args.env_id, args.state, args.task, door=door).check()
+    from serving.adapters.openenv import serve
+
     env_ids = [s.id for s in catalog.list()[0]] if args.all else [args.env_id]
 
     def ready(url: str) -> None:

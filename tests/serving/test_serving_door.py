@@ -262,6 +262,20 @@ def test_serve_bad_input_is_one_line_before_serving(args, message, capsys):
     assert err.count("\n") == 1 and err.startswith("envforge: ") and message in err and "serving" not in err
 
 
+@pytest.mark.parametrize("args, message", [
+    (["nosuch"], "Unknown env 'nosuch'"),
+    (["../library"], "../library"),
+    (["library", "--task", "../../etc/passwd"], "has no task"),
+    (["library", "--state", "nosuch"], "has no state"),
+    (["library", "--hide-reset"], "--hide-reset: only with the MCP transports"),
+])
+def test_serve_openenv_bad_input_is_one_line_before_serving(args, message, capsys):
+    assert cli.main(["--catalog", REFERENCE_ONLY, "serve", *args, "--transport", "openenv", "--token", TOKEN_A]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("envforge: ") and message in err and "serving" not in err
+    assert "openenv" not in sys.modules  # refused before the library is loaded
+
+
 def test_http_flags_with_stdio_are_bad_input(capsys):
     assert cli.main(["--catalog", REFERENCE_ONLY, "serve", "library", "--token", TOKEN_A, "--idle-timeout", "5"]) == 1
     err = capsys.readouterr().err
