@@ -157,10 +157,18 @@ class ForkServer:
 
     def leftovers(self, key: str, wait: float = 5.0) -> str | None:
         """Why worker `key` must be retired, as the fork server sees it in /proc (threads, handlers), or None."""
+        if not self.ask_leftovers(key):
+            return "the fork server is gone"
+        return self.leftovers_answer(key, wait)
+
+    def ask_leftovers(self, key: str) -> bool:
+        """Ask for `leftovers(key)` without waiting (read it with `leftovers_answer`); False if the server is gone."""
         with self._cond:
             self._leftovers.pop(key, None)
-        if not self._request({"op": "leftovers", "id": key}):
-            return "the fork server is gone"
+        return self._request({"op": "leftovers", "id": key})
+
+    def leftovers_answer(self, key: str, wait: float = 5.0) -> str | None:
+        """The answer to `ask_leftovers(key)`, waiting for it up to `wait` seconds."""
         with self._cond:
             self._cond.wait_for(lambda: key in self._leftovers or self._dead, wait)
             if key not in self._leftovers:
@@ -214,6 +222,7 @@ class Worker:
                  allow_modules: list[str] | None = None) -> None:
         self.server, self.version = server, version
         self.jobs = 0
+        self.checking: bool | None = None  # an outside leftover check is pending (`check_later`)
         files = env_files(env_dir)
         self.key, self.sock = server.spawn(memory_mb, scratch_mb)
         self.reader = FrameReader(self.sock.fileno(), MAX_FRAME)
@@ -232,6 +241,17 @@ class Worker:
     def leftovers(self) -> str | None:
         """Why this worker must not serve another job, seen from outside it (sandbox/_worker.py)."""
         return self.server.leftovers(self.key)
+
+    def check_later(self) -> None:
+        """Ask for the outside check now, read it before the next job (`checked`): off the answer's path."""
+        self.checking = self.server.ask_leftovers(self.key) or None
+
+    def checked(self) -> str | None:
+        """The outside check asked by `check_later` (None if none is pending): why not to serve another job."""
+        if self.checking is None:
+            return None
+        self.checking = None
+        return self.server.leftovers_answer(self.key)
 
     def exit_status(self, wait: float = 2.0) -> int | None:
         return self.server.status(self.key, wait)

@@ -65,6 +65,10 @@ class Job:
     describe: bool = False  # the ready frame also lists the tool descriptors
     resume: bool = False  # continue from the worker's current state instead of resetting
     hidden: bool = False  # states include hidden state (class envs' private attributes)
+    instance: int | None = None  # the instance on a dense worker (sandbox/dense.py); None: the worker's only one
+    forget: list[int] = field(default_factory=list)  # dense: released instances the worker drops first
+    keep_initial: bool = False  # a reset: the worker keeps the state it reset to, for `judge_from_reset`
+    judge_from_reset: bool = False  # judge `task` on (the kept reset state, the current state)
 
     @classmethod
     def for_env(cls, handle: EnvHandle, actions: list[dict[str, Any]], *, state_name: str | None = None,
@@ -174,6 +178,9 @@ class SandboxPool:
                  load_timeout: float = 60.0, max_jobs: int = 500, scratch_mb: int = 64,
                  isolation: Isolation | None = None) -> None:
         self.timeout, self.load_timeout, self.max_jobs = timeout, load_timeout, max_jobs
+        # The fork server's look at a worker after a job (threads, handlers) is read before its next
+        # job instead of before answering: the same guarantee for later jobs, one round trip less per job.
+        self.deferred_checks = False
         self.memory_mb, self.scratch_mb = memory_mb, scratch_mb
         self.isolation: Isolation = isolation or default_isolation()
         if self.isolation == "os":
@@ -238,8 +245,9 @@ class SandboxPool:
 
     def _worker_for(self, index: int, job: Job, version: Any) -> Worker:
         worker = self._slots[index]
-        if worker is not None and (worker.version != version or not worker.alive() or worker.reader.pending()):
-            worker.kill()  # another env, dead, or it sent bytes nobody asked for: never reuse it
+        if worker is not None and (worker.version != version or not worker.alive() or worker.reader.pending()
+                                   or worker.checked() is not None):
+            worker.kill()  # another env, dead, sent bytes nobody asked for, or left something running: never reuse it
             worker = None
         if worker is None:
             worker = Worker(self._server(), Path(job.env_dir), version, self.memory_mb, self.scratch_mb,
@@ -367,6 +375,10 @@ class SandboxPool:
                 self._retire(index)
                 result.event = "protocol: a frame for another job"
                 return self._finish(result, started)
+            if frame.get("instance") != job.instance or (job.instance is not None and type(frame["instance"]) is not int):
+                self._retire(index)
+                result.event = "protocol: a frame for another instance"
+                return self._finish(result, started)
             if frame.get("event") == "output_too_large" and not claims_a_kind(frame):
                 continue  # the worker replaced an oversized frame; its `done` frame follows
             # Validated into typed values here: no later code sees what the worker wrote (sandbox/wire.py).
@@ -397,12 +409,16 @@ class SandboxPool:
                 result.tools = None if parsed.tools is None else [t.model_dump(mode="json") for t in parsed.tools]
                 deadline = time.monotonic() + self.timeout
             elif isinstance(parsed, TaskFrame):
-                result.task = parsed.model_dump(exclude={"job"})
+                result.task = parsed.model_dump(exclude={"job", "instance"})
             elif isinstance(parsed, DoneFrame):
                 result.event = parsed.event
                 # The worker's own check runs where env code can patch it (to say nothing); its fork
                 # server's look at the worker's /proc cannot be patched. Either one retires it.
-                recycle = None if parsed.fatal else (parsed.recycle or worker.leftovers())
+                if self.deferred_checks and not parsed.fatal and not parsed.recycle and number < self.max_jobs:
+                    worker.check_later()  # read before this worker's next job (`_worker_for`), not awaited here
+                    recycle = None
+                else:
+                    recycle = None if parsed.fatal else (parsed.recycle or worker.leftovers())
                 if parsed.fatal or recycle or number >= self.max_jobs:
                     result.recycled = recycle or ("fatal event" if parsed.fatal else f"served {number} jobs")
                     self._retire(index)
