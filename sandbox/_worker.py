@@ -429,11 +429,13 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                 initial = ready["state"] if ready["state"] is not None and not hidden else runtime.snapshot()
                 episode["initial"] = json.loads(json.dumps(initial))
             event = None
-            if job.get("task") is not None:
+            after = bool(job.get("judge_after"))  # judge after the actions, if one changed the state
+            if job.get("task") is not None and not after:
                 last_print = None  # a check is code too
                 initial = episode.get("initial") if job.get("judge_from_reset") else job.get("task_initial")
                 if not channel.send(_run_task(runtime, job["task"], initial, episode["judges"])):
                     event = "output_too_large"
+            changed_state = False
             for action in job["actions"]:
                 before = last_print if last_print is not None else fingerprint(env_globals)
                 result = runtime.call(action, snapshot=job.get("snapshot", False))
@@ -446,9 +448,16 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                 result.info.pop("traceback", None)  # the supervisor's callers never show it
                 if result.outcome is Outcome.CRASH:
                     result.info["event"] = "memory" if result.info.get("exception") == "MemoryError" else "crash"
+                changed_state = changed_state or bool(result.delta)
                 if not channel.send(result.model_dump(mode="json")):  # the step's wire form (sandbox/wire.py)
                     event = "output_too_large"
                     break
+            if after and job.get("task") is not None and event is None and (changed_state or not episode.get("judged")):
+                last_print = None
+                initial = episode.get("initial") if job.get("judge_from_reset") else job.get("task_initial")
+                episode["judged"] = True
+                if not channel.send(_run_task(runtime, job["task"], initial, episode["judges"])):
+                    event = "output_too_large"
             channel.send({"done": True, "event": event, "recycle": _leftovers(baseline)})
         except MemoryError:
             channel.send({"event": "memory", "done": True, "fatal": True})

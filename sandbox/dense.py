@@ -88,6 +88,9 @@ class DensePool(SandboxPool):
         self._free: list[int] = []  # slot indexes of closed workers, reused
         self._released: collections.deque[Lease] = collections.deque()  # appended without the lock (finalizers)
 
+    def __enter__(self) -> DensePool:
+        return self
+
     # --- placement --------------------------------------------------------------------------------
     def open(self, job: Job) -> Lease:
         """A new instance of `job`'s env version, placed on a worker with room (or a new one)."""

@@ -69,6 +69,7 @@ class Job:
     forget: list[int] = field(default_factory=list)  # dense: released instances the worker drops first
     keep_initial: bool = False  # a reset: the worker keeps the state it reset to, for `judge_from_reset`
     judge_from_reset: bool = False  # judge `task` on (the kept reset state, the current state)
+    judge_after: bool = False  # judge `task` after the actions (if one changed the state, or never judged yet)
 
     @classmethod
     def for_env(cls, handle: EnvHandle, actions: list[dict[str, Any]], *, state_name: str | None = None,
@@ -395,7 +396,8 @@ class SandboxPool:
             if isinstance(parsed, ReadyFrame):
                 unexpected = "a second ready frame" if ready else None
             elif isinstance(parsed, TaskFrame):
-                unexpected = None if ready and job.task is not None and result.task is None and not result.calls \
+                unexpected = None if ready and job.task is not None and result.task is None and (
+                    len(result.calls) == len(job.actions) if job.judge_after else not result.calls) \
                     else "an unexpected task frame"
             elif isinstance(parsed, CallFrame):
                 unexpected = None if ready and len(result.calls) < len(job.actions) else "an unexpected call frame"

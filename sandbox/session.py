@@ -48,6 +48,10 @@ class SandboxRuntime:
         self._fresh = True  # the worker holds no state of this session yet (new or replaced)
         self._reset_state: dict[str, Any] | None = None  # the reset's snapshot, until the next job (one round trip less)
         self._initial: dict[str, Any] | None = None  # that snapshot as handed out: the worker keeps its own copy
+        # Once a task is judged against it, every call also judges it in the same job (if the call
+        # changed the state): the verdict for the current state, until a call or reset outdates it.
+        self._watch: tuple[Task, dict[str, Any]] | None = None
+        self._verdict: dict[str, Any] | None = None
 
     def __enter__(self) -> SandboxRuntime:
         return self
@@ -72,12 +76,13 @@ class SandboxRuntime:
         return None if self._lease is None else self._lease.pool.isolated(self._lease)
 
     def _job(self, actions: list[dict[str, Any]], *, snapshot: bool, resume: bool, hidden: bool = False,
-             task: Task | None = None, task_initial: dict[str, Any] | None = None) -> JobResult:
+             task: Task | None = None, task_initial: dict[str, Any] | None = None,
+             judge_after: bool = False) -> JobResult:
         self._reset_state = None
         start = None if resume else self._start
         job = Job.for_env(self.handle, actions, state_name=start if isinstance(start, str) else None,
                           state=start if isinstance(start, dict) else None, snapshot=snapshot)
-        job.resume, job.hidden, job.keep_initial = resume, hidden, not resume
+        job.resume, job.hidden, job.keep_initial, job.judge_after = resume, hidden, not resume, judge_after
         if task is not None:
             job.task = task.model_dump(mode="json")
             if task_initial is not None and task_initial is self._initial:
@@ -112,6 +117,7 @@ class SandboxRuntime:
     def reset(self, state: Any) -> None:
         """Start from `state`: a state, or the name of one of the env's states (reset from the worker's template)."""
         self._start, self._history, self._initial = state, [], None
+        self._watch = self._verdict = None
         result = self._job([], snapshot=True, resume=False)
         if result.event:
             raise RuntimeError(f"reset failed in the sandbox: {result.event}")
@@ -120,7 +126,13 @@ class SandboxRuntime:
     def call(self, action: Action | dict[str, Any], *, snapshot: bool = False) -> StepResult:
         data = action.model_dump() if isinstance(action, Action) else dict(action)
         self._ensure_current()
-        result = self._job([data], snapshot=snapshot, resume=True)
+        watch = self._watch
+        result = self._job([data], snapshot=snapshot, resume=True, task=None if watch is None else watch[0],
+                           task_initial=None if watch is None else watch[1], judge_after=watch is not None)
+        if result.task is not None:
+            self._verdict = result.task
+        elif result.event or not result.calls or result.calls[0].delta:
+            self._verdict = None
         if not result.calls:
             return _event_step(result)
         step = result.calls[0]
@@ -135,11 +147,18 @@ class SandboxRuntime:
         """`task`'s check on (`initial`, the current state), run in the worker: checks are code too.
 
         Returns the worker's task frame: `final` (the verdict, None if it did not run) and `error`.
+        Judged against the reset's own snapshot, the task is then judged along with every call that
+        changes the state, so asking again after such a call costs no round trip.
         """
+        watched = self._watch is not None and self._watch[1] is initial and (self._watch[0] is task or self._watch[0] == task)
+        if watched and self._verdict is not None and not self._fresh:
+            return self._verdict
         self._ensure_current()
         result = self._job([], snapshot=False, resume=True, task=task, task_initial=initial)
         if result.event or result.task is None:
             return {"final": None, "error": f"sandbox: {result.event or 'no answer'}"}
+        if initial is self._initial:
+            self._watch, self._verdict = (task, initial), result.task
         return result.task
 
     def snapshot(self, hidden: bool = False) -> dict[str, Any]:

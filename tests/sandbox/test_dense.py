@@ -182,3 +182,21 @@ def test_module_level_state_gets_a_worker_per_instance_and_says_so(dense, tmp_pa
     finally:
         for runtime in runtimes:
             runtime.close()
+
+
+@pytest.mark.parametrize("env_id", ["library"])
+def test_sandboxed_episodes_score_every_step_as_in_process_ones(reference, env_id):
+    """Resets by state name, the kept initial state and checks judged along with the calls: the same verdicts."""
+    from serving import make
+
+    handle = reference.get(env_id)
+    for task in handle.tasks():
+        script = [*task.solution, *task.solution] if task.solution else []
+        seen = []
+        for trusted in (True, False):
+            with make(env_id, task=task, catalog=reference, trusted=trusted, terminate_on_success=False) as env:
+                env.reset()
+                steps = [env.step(action) for action in script]
+                seen.append(([(s[0], s[1], s[4]["outcome"], s[4]["check"]["passed"]) for s in steps],
+                             env.evaluate("I cannot do that."), env.state()))
+        assert seen[0] == seen[1], task.id
