@@ -170,7 +170,8 @@ def zygote_main(config_json: str) -> None:
 
     Its control socket (a SOCK_SEQPACKET on fd 0) carries JSON requests `{"op": "spawn", "id",
     "memory_mb", "scratch_mb"}` with the worker's end of its channel attached (SCM_RIGHTS), and
-    `{"op": "kill", "id"}` and `{"op": "leftovers", "id"}`; it answers `{"spawned": id}`,
+    `{"op": "kill", "id"}` and `{"op": "leftovers", "id"}`; it answers `{"spawned": id, "pid", "zygote"}`
+    (the worker's pid and its own, inside the sandbox: the supervisor reads their /proc entries itself),
     `{"exited": id, "status": s}` (a negative status is a signal) and `{"leftovers": id, "reason": r}`
     (`outside_leftovers`). The zygote runs only envforge's code: env code exists only in
     the forked workers, after they have locked themselves down.
@@ -246,7 +247,7 @@ def zygote_main(config_json: str) -> None:
                     os._exit(3)
             os.close(fds[0])
             children[request["id"]] = pid
-            control.send(json.dumps({"spawned": request["id"]}).encode())
+            control.send(json.dumps({"spawned": request["id"], "pid": pid, "zygote": os.getpid()}).encode())
         else:
             for fd in fds:
                 os.close(fd)

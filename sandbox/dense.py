@@ -81,7 +81,6 @@ class DensePool(SandboxPool):
         super().__init__(1, timeout=timeout, memory_mb=memory_mb, max_jobs=2**62, isolation=isolation)
         self._slots.clear()
         self._idle.clear()
-        self.deferred_checks = True
         self.per_worker, self.idle_seconds = max(1, per_worker), idle_seconds
         self._groups: dict[Any, _Group] = {}
         self._lock = threading.Lock()

@@ -179,9 +179,6 @@ class SandboxPool:
                  load_timeout: float = 60.0, max_jobs: int = 500, scratch_mb: int = 64,
                  isolation: Isolation | None = None) -> None:
         self.timeout, self.load_timeout, self.max_jobs = timeout, load_timeout, max_jobs
-        # The fork server's look at a worker after a job (threads, handlers) is read before its next
-        # job instead of before answering: the same guarantee for later jobs, one round trip less per job.
-        self.deferred_checks = False
         self.memory_mb, self.scratch_mb = memory_mb, scratch_mb
         self.isolation: Isolation = isolation or default_isolation()
         if self.isolation == "os":
@@ -246,9 +243,8 @@ class SandboxPool:
 
     def _worker_for(self, index: int, job: Job, version: Any) -> Worker:
         worker = self._slots[index]
-        if worker is not None and (worker.version != version or not worker.alive() or worker.reader.pending()
-                                   or worker.checked() is not None):
-            worker.kill()  # another env, dead, sent bytes nobody asked for, or left something running: never reuse it
+        if worker is not None and (worker.version != version or not worker.alive() or worker.reader.pending()):
+            worker.kill()  # another env, dead, or it sent bytes nobody asked for: never reuse it
             worker = None
         if worker is None:
             worker = Worker(self._server(), Path(job.env_dir), version, self.memory_mb, self.scratch_mb,
@@ -416,11 +412,7 @@ class SandboxPool:
                 result.event = parsed.event
                 # The worker's own check runs where env code can patch it (to say nothing); its fork
                 # server's look at the worker's /proc cannot be patched. Either one retires it.
-                if self.deferred_checks and not parsed.fatal and not parsed.recycle and number < self.max_jobs:
-                    worker.check_later()  # read before this worker's next job (`_worker_for`), not awaited here
-                    recycle = None
-                else:
-                    recycle = None if parsed.fatal else (parsed.recycle or worker.leftovers())
+                recycle = None if parsed.fatal else (parsed.recycle or worker.leftovers())
                 if parsed.fatal or recycle or number >= self.max_jobs:
                     result.recycled = recycle or ("fatal event" if parsed.fatal else f"served {number} jobs")
                     self._retire(index)
