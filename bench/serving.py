@@ -23,7 +23,8 @@ catalog, or the synthesized envs of `--catalog`), run sandboxed, the way every n
 runs: dense (instances of one env version share a worker, sandbox/dense.py) and, beside it, the
 baseline of one worker per instance (`dense=False`) on `--baseline-sessions` (1,024 single
 workers do not fit in memory: their PSS is extrapolated and says so). All instances are made and
-reset first (`startup_s`, in `--threads` threads), then stepped: the first half of the rounds one
+reset first (`startup_s`, in `--threads` threads), reset once more one by one (the reset
+figures), then stepped: the first half of the rounds one
 call at a time (the latency figures), the second half by `--threads` threads at once (the
 throughput, `steps_per_s`). PSS is summed over this process and every process under it
 (/proc/<pid>/smaps_rollup), measured with every instance alive. The contamination run drives
@@ -208,16 +209,16 @@ def sandboxed(catalog: Catalog, ids: list[str], sessions: int, steps: int, threa
         env = ToolEnv(catalog.get(ids[number % len(ids)]), task=task, trusted=False, terminate_on_success=False)
         env._runtime = SandboxRuntime(env.handle, dense=pool if pool is not None else False)  # the variant measured
         env.reset(seed=number)  # the first reset starts the instance (and its worker, if it is the first)
-        started = time.perf_counter()
-        env.reset(seed=number)
-        with lock:
-            resets.append(time.perf_counter() - started)
         return env
 
     wall = time.perf_counter()
     with ThreadPoolExecutor(threads) as executor:
         envs = list(executor.map(start, range(sessions)))
     startup = time.perf_counter() - wall
+    for number, env in enumerate(envs):  # every instance up: a reset is now what an episode's start costs
+        started = time.perf_counter()
+        env.reset(seed=number)
+        resets.append(time.perf_counter() - started)
     step_times: list[float] = []
     outcomes: dict[str, int] = {}
     sequential = steps // 2
@@ -310,7 +311,8 @@ def run_synthesized(sessions: int, steps: int, n: int, root: str | None, baselin
         base["note"] = (f"one worker per instance on {base_n} sessions: {sessions} would need about "
                         f"{round(base['pss_mb'] / base_n * sessions / 1024, 1)} GiB of PSS and "
                         f"{round(base['startup_s'] / base_n * sessions, 1)} s to start (extrapolated linearly)")
-    return {**result, "catalog": str(catalog.root),
+    return {**result, "load_avg_1m": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(),
+            "catalog": str(catalog.root),
             "synthesize_s": round(synth_seconds, 1), "baseline": base,
             "contamination": contamination(catalog, ids[0], sessions, steps, threads),
             "in_process": run(sessions, steps)}

@@ -434,6 +434,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
             if job.get("task") is not None and not after:
                 last_print = None  # a check is code too
                 initial = episode.get("initial") if job.get("judge_from_reset") else job.get("task_initial")
+                episode["judged"] = bool(job.get("judge_from_reset"))  # a verdict on this state: later calls judge on change
                 if not channel.send(_run_task(runtime, job["task"], initial, episode["judges"])):
                     event = "output_too_large"
             changed_state = False

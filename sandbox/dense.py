@@ -162,8 +162,9 @@ class DensePool(SandboxPool):
         return group.isolated if group is not None else None
 
     def workers(self) -> int:
-        """Workers this pool has placed instances on (alive or about to start)."""
+        """Workers this pool has placed instances on (alive or about to start), idle ones closed first."""
         with self._lock:
+            self._settle()
             return sum(len(g.slots) for g in self._groups.values())
 
     # --- running ----------------------------------------------------------------------------------

@@ -12,9 +12,11 @@ a violation is replaced by one replayed to the same point before the next call.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from catalog.models import Action, Outcome, StepResult, ToolDescriptor
+from catalog.names import check_state_name
 from catalog.runtime import ClassRuntime, SqlRuntime
 from catalog.store import EnvHandle
 from catalog.tasks import Task
@@ -51,6 +53,9 @@ class SandboxRuntime:
         # Once a task is judged against it, every call also judges it in the same job (if the call
         # changed the state): the verdict for the current state, until a call or reset outdates it.
         self._watch: tuple[Task, dict[str, Any]] | None = None
+        self._task_json: tuple[Task, dict[str, Any]] | None = None  # the last task sent, as sent
+        self._rewatch: Task | None = None
+        self._base: Job | None = None
         self._verdict: dict[str, Any] | None = None
 
     def __enter__(self) -> SandboxRuntime:
@@ -80,11 +85,15 @@ class SandboxRuntime:
              judge_after: bool = False) -> JobResult:
         self._reset_state = None
         start = None if resume else self._start
-        job = Job.for_env(self.handle, actions, state_name=start if isinstance(start, str) else None,
-                          state=start if isinstance(start, dict) else None, snapshot=snapshot)
-        job.resume, job.hidden, job.keep_initial, job.judge_after = resume, hidden, not resume, judge_after
+        if self._base is None:
+            self._base = Job.for_env(self.handle, [])  # the manifest's part of every job, read once
+        job = dataclasses.replace(self._base, actions=actions, state_name=start if isinstance(start, str) else None,
+                                  state=start if isinstance(start, dict) else None, snapshot=snapshot, resume=resume,
+                                  hidden=hidden, keep_initial=not resume, judge_after=judge_after)
         if task is not None:
-            job.task = task.model_dump(mode="json")
+            if self._task_json is None or self._task_json[0] is not task:
+                self._task_json = (task, task.model_dump(mode="json"))
+            job.task = self._task_json[1]
             if task_initial is not None and task_initial is self._initial:
                 job.judge_from_reset = True  # the worker judges against its copy: the state is not sent again
             else:
@@ -116,7 +125,11 @@ class SandboxRuntime:
 
     def reset(self, state: Any) -> None:
         """Start from `state`: a state, or the name of one of the env's states (reset from the worker's template)."""
+        if isinstance(state, str):
+            check_state_name(state)  # the worker joins it into states/<name>.json
         self._start, self._history, self._initial = state, [], None
+        # the task judged last episode is likely judged again: watched from the reset's snapshot on
+        self._rewatch = None if self._watch is None else self._watch[0]
         self._watch = self._verdict = None
         result = self._job([], snapshot=True, resume=False)
         if result.event:
@@ -165,6 +178,8 @@ class SandboxRuntime:
         if not hidden and self._reset_state is not None and not self._fresh:  # nothing ran since the reset
             state, self._reset_state = self._reset_state, None
             self._initial = state
+            if self._rewatch is not None:
+                self._watch, self._rewatch = (self._rewatch, state), None
             return state
         self._ensure_current()
         result = self._job([], snapshot=True, resume=True, hidden=hidden)

@@ -94,6 +94,10 @@ def test_instances_share_workers_round_robin_and_each_keeps_its_own_state(dense,
         assert runtimes[0].snapshot() != finals[0]
         assert [r.snapshot() for r in runtimes[1:]] == [finals[n] for n in range(1, 6)]  # nobody else moved
         assert all(r.isolated is None for r in runtimes)
+        assert dense.workers() == 2
+        for runtime in runtimes[:4]:
+            runtime.close()
+        assert dense.workers() == 1  # the worker left without an instance is closed (idle_seconds=0 here)
     finally:
         for runtime in runtimes:
             runtime.close()
