@@ -309,7 +309,8 @@ def run_synthesized(sessions: int, steps: int, n: int, root: str | None, baselin
     base = sandboxed(catalog, ids, base_n, steps, threads, dense=False)
     if base_n < sessions:
         base["note"] = (f"one worker per instance on {base_n} sessions: {sessions} would need about "
-                        f"{round(base['pss_mb'] / base_n * sessions / 1024, 1)} GiB of PSS and "
+                        f"{round(((base['pss_mb'] - base['pss_before_mb']) / base_n * sessions + base['pss_before_mb']) / 1024, 1)}"
+                        " GiB of PSS and "
                         f"{round(base['startup_s'] / base_n * sessions, 1)} s to start (extrapolated linearly)")
     return {**result, "load_avg_1m": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(),
             "catalog": str(catalog.root),

@@ -5,7 +5,7 @@ episodes of synthesized envs needs them packed. `DensePool` keeps one fork serve
 version, as many workers as its instances need: an instance is a `Lease` (its worker slot and
 an id the pool drew at random), placed round-robin over the version's workers that have room
 (`per_worker` instances each), a new worker when all are full; a worker left with no instance
-is closed after `idle_seconds`. In the worker each instance is its own runtime (its own SQLite
+is closed after `idle_seconds` (and the sandbox with the last one: it starts again on demand). In the worker each instance is its own runtime (its own SQLite
 database or object), reset from the worker's shared templates (sandbox/_worker.py); one env
 version per worker stays the rule.
 
@@ -86,6 +86,8 @@ class DensePool(SandboxPool):
         self._lock = threading.Lock()
         self._free: list[int] = []  # slot indexes of closed workers, reused
         self._released: collections.deque[Lease] = collections.deque()  # appended without the lock (finalizers)
+        self._reaper: threading.Timer | None = None  # closes idle workers when nothing else comes by
+        self._reaper_lock = threading.Lock()
 
     def __enter__(self) -> DensePool:
         return self
@@ -125,6 +127,24 @@ class DensePool(SandboxPool):
         if not lease.released:
             lease.released = True
             self._released.append(lease)
+            self._arm_reaper()
+
+    def _arm_reaper(self) -> None:
+        with self._reaper_lock:
+            if self._reaper is None:
+                self._reaper = threading.Timer(self.idle_seconds + 0.1, self._reap)
+                self._reaper.daemon = True
+                self._reaper.start()
+
+    def _reap(self) -> None:
+        """(The reaper's thread.) Settle; again later while a worker waits out its idle time."""
+        with self._reaper_lock:
+            self._reaper = None
+        with self._lock:
+            self._settle()
+            waiting = any(s.empty_since is not None for g in self._groups.values() for s in g.slots)
+        if waiting:
+            self._arm_reaper()
 
     def _settle(self) -> None:
         """(Under the lock.) Take in released leases; close workers idle longer than `idle_seconds`."""
@@ -149,6 +169,10 @@ class DensePool(SandboxPool):
                     slot.lock.release()
             if not group.slots and group.isolated is None:
                 del self._groups[version]
+        if not any(g.slots for g in self._groups.values()):  # no instance anywhere: the sandbox goes too
+            with self._server_lock:
+                while self._servers:
+                    self._servers.pop().close()
 
     def _close_slot(self, slot: _Slot) -> None:
         """(Under the lock and the slot's lock.) Close its worker and free its index."""
@@ -212,6 +236,10 @@ class DensePool(SandboxPool):
                     lease.slot = own
 
     def close(self) -> None:
+        with self._reaper_lock:
+            if self._reaper is not None:
+                self._reaper.cancel()
+                self._reaper = None
         with self._lock:
             for group in self._groups.values():
                 for slot in group.slots:
