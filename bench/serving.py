@@ -26,7 +26,8 @@ workers do not fit in memory: their PSS is extrapolated and says so). All instan
 reset first (`startup_s`, in `--threads` threads), reset once more one by one (the reset
 figures), then stepped: the first half of the rounds one
 call at a time (the latency figures), the second half by `--threads` threads at once (the
-throughput, `steps_per_s`). PSS is summed over this process and every process under it
+throughput, `steps_per_s`, and the CPU a step took in this process and in the sandbox,
+`cpu_ms_per_step`: on a machine others share, what idle cores would allow). PSS is summed over this process and every process under it
 (/proc/<pid>/smaps_rollup), measured with every instance alive. The contamination run drives
 `--sessions` instances of one env concurrently, each from its own seed, and compares every final
 state with a solo run (one instance alone) of the same seed. The in-process figures above come
@@ -140,8 +141,8 @@ def run(sessions: int, steps: int) -> dict[str, Any]:
             "side_by_side": side_by_side(catalog, max(8, sessions // 64))}
 
 
-def tree_pss_mb() -> float:
-    """PSS (MiB) of this process and every process under it (sandboxes, fork servers, workers)."""
+def tree_pids() -> list[int]:
+    """This process and every process under it (sandboxes, fork servers, workers)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -151,16 +152,38 @@ def tree_pss_mb() -> float:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(parent, []).append(int(entry))
-    total, stack = 0, [os.getpid()]
+    found, stack = [], [os.getpid()]
     while stack:
         pid = stack.pop()
+        found.append(pid)
         stack.extend(children.get(pid, []))
+    return found
+
+
+def tree_pss_mb() -> float:
+    """PSS (MiB) of this process and every process under it (/proc/<pid>/smaps_rollup)."""
+    total = 0
+    for pid in tree_pids():
         try:
             with open(f"/proc/{pid}/smaps_rollup") as rollup:
                 total += sum(int(line.split()[1]) for line in rollup if line.startswith("Pss:"))
         except OSError:
             continue
     return total / 1024
+
+
+def tree_cpu_seconds() -> dict[int, float]:
+    """CPU seconds (user + system) so far of each process in the tree."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for pid in tree_pids():
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[pid] = (int(fields[11]) + int(fields[12])) / ticks
+    return out
 
 
 def synthesized_catalog(n: int, root: str | None) -> tuple[Catalog, list[str], float]:
@@ -236,10 +259,15 @@ def sandboxed(catalog: Catalog, ids: list[str], sessions: int, steps: int, threa
                 with lock:
                     outcomes[info["outcome"]] = outcomes.get(info["outcome"], 0) + 1
 
+    ms = 1000.0
+    cpu_before = tree_cpu_seconds()
     wall = time.perf_counter()
     with ThreadPoolExecutor(threads) as executor:
         list(executor.map(drive, range(threads)))
     wall = time.perf_counter() - wall
+    cpu_after = tree_cpu_seconds()
+    used = {pid: cpu_after[pid] - cpu_before.get(pid, 0.0) for pid in cpu_after}
+    threaded_steps = sessions * (steps - sequential)
     pss = tree_pss_mb()
     alive = sum(1 for env in envs if env.steps == steps)
     workers = pool.workers() if pool is not None else sessions
@@ -248,14 +276,16 @@ def sandboxed(catalog: Catalog, ids: list[str], sessions: int, steps: int, threa
         env.close()
     if pool is not None:
         pool.close()
-    ms = 1000.0
     return {"sessions": alive, "distinct_envs": len({env.env_id for env in envs}), "workers": workers,
             "isolated_sessions": isolated, "pss_mb": round(pss, 1), "pss_before_mb": round(pss_before, 1),
             "reset_p50_ms": round(statistics.median(resets) * ms, 3),
             "reset_p99_ms": round(percentile(resets, 0.99) * ms, 3),
             "step_p50_ms": round(statistics.median(step_times) * ms, 3),
             "step_p99_ms": round(percentile(step_times, 0.99) * ms, 3),
-            "steps_per_s": round(sessions * (steps - sequential) / wall, 1), "threads": threads,
+            "steps_per_s": round(threaded_steps / wall, 1), "threads": threads,
+            # CPU a step costs, here and in the sandbox: what the steps/s of idle cores is bounded by
+            "cpu_ms_per_step": {"supervisor": round(used.pop(os.getpid(), 0.0) / threaded_steps * ms, 3),
+                                "sandbox": round(sum(used.values()) / threaded_steps * ms, 3)},
             "startup_s": round(startup, 2), "outcomes": dict(sorted(outcomes.items()))}
 
 
