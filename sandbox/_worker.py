@@ -7,8 +7,10 @@ exists in it: takes a private tmpfs scratch in a mount namespace of its own, wri
 files there read-only, drops every capability, loads the seccomp filter (sandbox/_seccomp.py),
 drops modules env code has no business with from `sys.modules`, sets rlimits and arms the audit
 hook (sandbox/_guard.py) for its whole life. Then it reads jobs (frames on its channel) and
-answers each with frames tagged with the job's number: `ready`, one per call, an optional
-`task`, and `done`. After each job it looks for leftovers that could change later answers
+answers each with frames tagged with the job's number (and its instance): `ready`, one per call,
+an optional `task`, and `done`. A job naming an `instance` (sandbox/dense.py) runs on that
+instance's own runtime, a sibling of the env's loaded one, reset from the worker's templates: one
+env version, many instances, each its own database or object; `forget` lists instances to drop. After each job it looks for leftovers that could change later answers
 (threads, pending alarms or timers, new signal handlers, the module path, the decimal context)
 and asks to be recycled if it finds one. Env code can patch that check, so the supervisor also
 asks the zygote, which sees the worker's /proc from outside (`outside_leftovers`).
@@ -96,22 +98,32 @@ def outside_leftovers(pid: int, masks: tuple[str, ...]) -> str | None:
     return "signal handlers changed" if now != masks else None
 
 
-def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None = None) -> dict[str, Any]:
+def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None = None,
+              judges: dict[tuple[Any, Any], Any] | None = None) -> dict[str, Any]:
     """Evaluate a task's check on its initial state, and after its reference solution if any.
 
     Given the `initial` state a session started from (serving/), it judges the worker's
-    current state instead: `final` is `check(initial, current)`.
+    current state instead: `final` is `check(initial, current)`, the check compiled once per
+    episode (`judges`, which the episode's reset empties: compiling costs more than judging).
     """
     from catalog.tasks import Task
 
-    parsed = Task.model_validate(task)
-    out: dict[str, Any] = {"task": parsed.id, "initial": None, "final": None, "error": None, "solution_failed": None}
     if initial is not None:
+        key = (task.get("id"), task.get("check"))
+        out: dict[str, Any] = {"task": task.get("id"), "initial": None, "final": None, "error": None,
+                               "solution_failed": None}
         try:
-            out["final"] = parsed.evaluate(initial, runtime.snapshot())
+            judge = judges.get(key) if judges is not None else None
+            if judge is None:
+                judge = Task.model_validate(task).checker()
+                if judges is not None:
+                    judges[key] = judge
+            out["final"] = judge(initial, runtime.snapshot())
         except Exception as exc:
             out["error"] = f"{type(exc).__name__}: {exc}"
         return out
+    parsed = Task.model_validate(task)
+    out = {"task": parsed.id, "initial": None, "final": None, "error": None, "solution_failed": None}
     initial = runtime.snapshot()
     try:
         out["initial"] = parsed.evaluate(initial, initial)
@@ -134,12 +146,14 @@ class _Channel:
         from sandbox.frames import encode
 
         self.fd, self.cap, self.job, self._encode = fd, cap, 0, encode
+        self.instance: int | None = None  # the instance the current job is for (dense workers)
 
     def send(self, message: dict[str, Any]) -> bool:
         """Send one frame; False (and an `output_too_large` frame instead) if it is over the cap."""
-        frame = self._encode({**message, "job": self.job})
+        frame = self._encode({**message, "job": self.job, "instance": self.instance})
         if len(frame) > self.cap:
-            frame = self._encode({"event": "output_too_large", "bytes": len(frame), "job": self.job})
+            frame = self._encode({"event": "output_too_large", "bytes": len(frame), "job": self.job,
+                                  "instance": self.instance})
             self._write(frame)
             return False
         self._write(frame)
@@ -156,7 +170,8 @@ def zygote_main(config_json: str) -> None:
 
     Its control socket (a SOCK_SEQPACKET on fd 0) carries JSON requests `{"op": "spawn", "id",
     "memory_mb", "scratch_mb"}` with the worker's end of its channel attached (SCM_RIGHTS), and
-    `{"op": "kill", "id"}` and `{"op": "leftovers", "id"}`; it answers `{"spawned": id}`,
+    `{"op": "kill", "id"}` and `{"op": "leftovers", "id"}`; it answers `{"spawned": id, "pid", "zygote"}`
+    (the worker's pid and its own, inside the sandbox: the supervisor reads their /proc entries itself),
     `{"exited": id, "status": s}` (a negative status is a signal) and `{"leftovers": id, "reason": r}`
     (`outside_leftovers`). The zygote runs only envforge's code: env code exists only in
     the forked workers, after they have locked themselves down.
@@ -188,6 +203,10 @@ def zygote_main(config_json: str) -> None:
         except ImportError:
             pass
     mounts.set_dumpable(False)  # inherited by the workers: no sibling can open another's memory
+    import gc
+
+    gc.collect()
+    gc.freeze()  # what the workers inherit stays shared: their collector never writes to those pages
     masks = _signal_masks("self")  # what every forked worker starts with
     children: dict[str, int] = {}
     while True:
@@ -228,7 +247,7 @@ def zygote_main(config_json: str) -> None:
                     os._exit(3)
             os.close(fds[0])
             children[request["id"]] = pid
-            control.send(json.dumps({"spawned": request["id"]}).encode())
+            control.send(json.dumps({"spawned": request["id"], "pid": pid, "zygote": os.getpid()}).encode())
         else:
             for fd in fds:
                 os.close(fd)
@@ -301,7 +320,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
     `allow_modules`): imported here before the hook is armed, and allowed for this worker only.
     """
     from catalog.models import Outcome
-    from catalog.runtime import load_module, local_module_names, runtime_for
+    from catalog.runtime import database_engine, load_module, local_module_names, runtime_for
     from sandbox._guard import make_hook
     from sandbox._seccomp import load_filter
     from sandbox.allowlist import ALLOWED_IMPORTS, check_imports
@@ -330,10 +349,14 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
     baseline = _process_state()
     sys.addaudithook(make_hook(scratch, allowed, roots, protocol_out, VIOLATION_STATUS))
 
-    runtime: Any = None
+    builder: Any = None  # the env's runtime as loaded: the single-instance runtime, and the dense instances' template
     env_globals: Any = None
     has_state = False
     states: dict[str, Any] = {}
+    instances: dict[int, Any] = {}  # dense mode: instance id -> its own runtime (sibling of the builder)
+    # per instance (None: the single one), since its last reset: the reset's state if kept, compiled checks
+    episodes: dict[int | None, dict[str, Any]] = {}
+    last_print: dict[str, Any] | None = None  # the fingerprint after the last call, if no env code ran since
     while True:
         try:
             job = read_frame_blocking(protocol_in, MAX_FRAME)
@@ -342,6 +365,12 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
         if job is None:
             return
         channel.job = int(job.get("job", 0))
+        instance = job.get("instance")
+        channel.instance = instance if type(instance) is int else None
+        for gone in job.get("forget") or []:  # instances the supervisor released: their state goes
+            if type(gone) is int:
+                instances.pop(gone, None)
+                episodes.pop(gone, None)
         try:
             if problems:
                 channel.send({"event": f"forbidden: {problems[0]}", "done": True})
@@ -349,25 +378,44 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
             if unloadable:
                 channel.send({"event": unloadable, "done": True})
                 continue
-            if runtime is None:
+            if builder is None:
                 module = load_module(env_dir / "env.py", "sandboxed_env")
-                runtime = runtime_for(module, job["kind"], job.get("entry"), init=job.get("init", "auto"),
+                builder = runtime_for(module, job["kind"], job.get("entry"), init=job.get("init", "auto"),
                                       failure_exceptions=job.get("failure_exceptions", []),
                                       convention=job.get("convention", "class"), failure=job.get("failure"),
-                                      strict_args=bool(job.get("strict_args", True)))
+                                      strict_args=bool(job.get("strict_args", True)),
+                                      engine=database_engine() if job["kind"] == "sql" else None)
                 env_globals = EnvGlobals(module, env_dir)
+            if channel.instance is None:
+                runtime = builder
+            elif job.get("resume"):
+                runtime = instances.get(channel.instance)
+            else:
+                runtime = instances.get(channel.instance) or builder.sibling()
+            resetting = not job.get("resume")
+            if resetting:
+                last_print = None  # a reset runs env code (a class's __init__)
             if job.get("state_name"):
                 name = job["state_name"]
                 if name not in states:
                     state = json.loads((env_dir / "states" / f"{name}.json").read_text())
-                    states[name] = runtime.template(state) if hasattr(runtime, "template") else state
+                    states[name] = builder.template(state) if hasattr(builder, "template") else state
                 runtime.reset(states[name])
             elif not job.get("resume"):
                 runtime.reset(job["state"])
-            elif not has_state:
-                channel.send({"done": True, "event": STALE})  # a new worker holds no session yet
+            elif runtime is None or (channel.instance is None and not has_state):
+                channel.send({"done": True, "event": STALE})  # this worker holds no state of that session
                 continue
-            has_state = True
+            if channel.instance is None:
+                has_state = True
+            else:
+                instances[channel.instance] = runtime
+            if resetting:
+                episodes[channel.instance] = {"judges": {}}
+            episode = episodes.setdefault(channel.instance, {"judges": {}})
+            if job.get("judge_from_reset") and "initial" not in episode:
+                channel.send({"done": True, "event": STALE})  # no kept reset state here: the session replays
+                continue
             if hasattr(runtime, "reuse_snapshots"):  # snapshots may share unchanged tables: fine for frames, which
                 runtime.reuse_snapshots = job.get("task") is None  # only encode them; a task's check gets its own
             hidden = bool(job.get("hidden"))
@@ -378,14 +426,23 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
             if not channel.send(ready):
                 channel.send({"done": True, "event": "output_too_large"})
                 continue
+            if resetting and job.get("keep_initial"):  # judged against later (`judge_from_reset`): its own copy
+                initial = ready["state"] if ready["state"] is not None and not hidden else runtime.snapshot()
+                episode["initial"] = json.loads(json.dumps(initial))
             event = None
-            if job.get("task") is not None:
-                if not channel.send(_run_task(runtime, job["task"], job.get("task_initial"))):
+            after = bool(job.get("judge_after"))  # judge after the actions, if one changed the state
+            if job.get("task") is not None and not after:
+                last_print = None  # a check is code too
+                initial = episode.get("initial") if job.get("judge_from_reset") else job.get("task_initial")
+                episode["judged"] = bool(job.get("judge_from_reset"))  # a verdict on this state: later calls judge on change
+                if not channel.send(_run_task(runtime, job["task"], initial, episode["judges"])):
                     event = "output_too_large"
+            changed_state = False
             for action in job["actions"]:
-                before = fingerprint(env_globals)
+                before = last_print if last_print is not None else fingerprint(env_globals)
                 result = runtime.call(action, snapshot=job.get("snapshot", False))
-                moved = changed(before, fingerprint(env_globals))
+                last_print = fingerprint(env_globals)
+                moved = changed(before, last_print)
                 if moved:  # interpreter-wide state this call changed (sandbox/globalstate.py)
                     result.info["global_change"] = moved
                 if hidden and job.get("snapshot"):
@@ -393,9 +450,16 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                 result.info.pop("traceback", None)  # the supervisor's callers never show it
                 if result.outcome is Outcome.CRASH:
                     result.info["event"] = "memory" if result.info.get("exception") == "MemoryError" else "crash"
+                changed_state = changed_state or bool(result.delta)
                 if not channel.send(result.model_dump(mode="json")):  # the step's wire form (sandbox/wire.py)
                     event = "output_too_large"
                     break
+            if after and job.get("task") is not None and event is None and (changed_state or not episode.get("judged")):
+                last_print = None
+                initial = episode.get("initial") if job.get("judge_from_reset") else job.get("task_initial")
+                episode["judged"] = True
+                if not channel.send(_run_task(runtime, job["task"], initial, episode["judges"])):
+                    event = "output_too_large"
             channel.send({"done": True, "event": event, "recycle": _leftovers(baseline)})
         except MemoryError:
             channel.send({"event": "memory", "done": True, "fatal": True})

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import EnvforgeError
+from sandbox._worker import _signal_masks, outside_leftovers
 from sandbox.frames import MAX_FRAME, FrameReader, encode
 from sandbox.isolation import Isolation, new_scratch, zygote_command
 
@@ -92,6 +93,10 @@ class ForkServer:
         self._send_lock = threading.Lock()
         self._cond = threading.Condition()
         self._spawned: set[str] = set()
+        self._inner: dict[str, int] = {}  # worker -> its pid inside the sandbox (the fork server's report)
+        self._zygote_inner: int | None = None
+        self._hosts: dict[str, int] = {}  # worker -> its pid as this process sees it (found once)
+        self._zygote_masks: tuple[str, ...] | None = None
         self._statuses: dict[str, int] = {}
         self._leftovers: dict[str, str | None] = {}
         self._dead = False
@@ -116,6 +121,9 @@ class ForkServer:
             with self._cond:
                 if "spawned" in report:
                     self._spawned.add(str(report["spawned"]))
+                    if type(report.get("pid")) is int and type(report.get("zygote")) is int:
+                        self._inner[str(report["spawned"])] = report["pid"]
+                        self._zygote_inner = report["zygote"]
                 elif "exited" in report:
                     self._statuses[str(report["exited"])] = int(report["status"])
                 elif "leftovers" in report:
@@ -152,11 +160,19 @@ class ForkServer:
 
     def kill(self, key: str) -> None:
         self._request({"op": "kill", "id": key})
+        self._hosts.pop(key, None)  # its pid may be reused: never read it again
         if self.scratch_root is not None:
             shutil.rmtree(self.scratch_root / key, ignore_errors=True)
 
     def leftovers(self, key: str, wait: float = 5.0) -> str | None:
-        """Why worker `key` must be retired, as the fork server sees it in /proc (threads, handlers), or None."""
+        """Why worker `key` must be retired, seen in /proc from outside it (threads, handlers), or None.
+
+        Read by this process from the worker's host /proc entry when it can be found (no round trip),
+        else asked of the fork server; env code can change neither.
+        """
+        pid, masks = self._host_pid(key), self._masks()
+        if pid is not None and masks is not None:
+            return outside_leftovers(pid, masks)
         with self._cond:
             self._leftovers.pop(key, None)
         if not self._request({"op": "leftovers", "id": key}):
@@ -166,6 +182,40 @@ class ForkServer:
             if key not in self._leftovers:
                 return "the fork server did not answer the leftover check"
             return self._leftovers.pop(key)
+
+    def _host_pids(self) -> dict[int, int]:
+        """Pid inside the sandbox -> pid here, for every process of this sandbox (its /proc children, NSpid)."""
+        found: dict[int, int] = {}
+        stack = [self.process.pid]
+        while stack:
+            pid = stack.pop()
+            try:
+                with open(f"/proc/{pid}/task/{pid}/children") as children:
+                    stack.extend(int(child) for child in children.read().split())
+                with open(f"/proc/{pid}/status") as status:
+                    inner = next(line.split()[-1] for line in status if line.startswith("NSpid:"))
+            except (OSError, StopIteration, ValueError):
+                continue
+            found[int(inner)] = pid
+        return found
+
+    def _host_pid(self, key: str) -> int | None:
+        """Worker `key`'s pid here, or None if it cannot be found (then the fork server is asked)."""
+        if key not in self._hosts and key in self._inner:
+            host = self._host_pids().get(self._inner[key])
+            if host is not None:
+                self._hosts[key] = host
+        return self._hosts.get(key)
+
+    def _masks(self) -> tuple[str, ...] | None:
+        """The fork server's signal masks (what every worker starts with), read once from here."""
+        if self._zygote_masks is None and self._zygote_inner is not None:
+            host = self._host_pids().get(self._zygote_inner)
+            try:
+                self._zygote_masks = None if host is None else _signal_masks(host)
+            except OSError:
+                return None
+        return self._zygote_masks
 
     def status(self, key: str, wait: float) -> int | None:
         """The worker's exit status (negative: the signal that killed it), or None if it is not known in time."""
@@ -232,6 +282,7 @@ class Worker:
     def leftovers(self) -> str | None:
         """Why this worker must not serve another job, seen from outside it (sandbox/_worker.py)."""
         return self.server.leftovers(self.key)
+
 
     def exit_status(self, wait: float = 2.0) -> int | None:
         return self.server.status(self.key, wait)

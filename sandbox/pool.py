@@ -65,6 +65,11 @@ class Job:
     describe: bool = False  # the ready frame also lists the tool descriptors
     resume: bool = False  # continue from the worker's current state instead of resetting
     hidden: bool = False  # states include hidden state (class envs' private attributes)
+    instance: int | None = None  # the instance on a dense worker (sandbox/dense.py); None: the worker's only one
+    forget: list[int] = field(default_factory=list)  # dense: released instances the worker drops first
+    keep_initial: bool = False  # a reset: the worker keeps the state it reset to, for `judge_from_reset`
+    judge_from_reset: bool = False  # judge `task` on (the kept reset state, the current state)
+    judge_after: bool = False  # judge `task` after the actions (if one changed the state, or never judged yet)
 
     @classmethod
     def for_env(cls, handle: EnvHandle, actions: list[dict[str, Any]], *, state_name: str | None = None,
@@ -367,6 +372,10 @@ class SandboxPool:
                 self._retire(index)
                 result.event = "protocol: a frame for another job"
                 return self._finish(result, started)
+            if frame.get("instance") != job.instance or (job.instance is not None and type(frame["instance"]) is not int):
+                self._retire(index)
+                result.event = "protocol: a frame for another instance"
+                return self._finish(result, started)
             if frame.get("event") == "output_too_large" and not claims_a_kind(frame):
                 continue  # the worker replaced an oversized frame; its `done` frame follows
             # Validated into typed values here: no later code sees what the worker wrote (sandbox/wire.py).
@@ -383,7 +392,8 @@ class SandboxPool:
             if isinstance(parsed, ReadyFrame):
                 unexpected = "a second ready frame" if ready else None
             elif isinstance(parsed, TaskFrame):
-                unexpected = None if ready and job.task is not None and result.task is None and not result.calls \
+                unexpected = None if ready and job.task is not None and result.task is None and (
+                    len(result.calls) == len(job.actions) if job.judge_after else not result.calls) \
                     else "an unexpected task frame"
             elif isinstance(parsed, CallFrame):
                 unexpected = None if ready and len(result.calls) < len(job.actions) else "an unexpected call frame"
@@ -397,7 +407,7 @@ class SandboxPool:
                 result.tools = None if parsed.tools is None else [t.model_dump(mode="json") for t in parsed.tools]
                 deadline = time.monotonic() + self.timeout
             elif isinstance(parsed, TaskFrame):
-                result.task = parsed.model_dump(exclude={"job"})
+                result.task = parsed.model_dump(exclude={"job", "instance"})
             elif isinstance(parsed, DoneFrame):
                 result.event = parsed.event
                 # The worker's own check runs where env code can patch it (to say nothing); its fork

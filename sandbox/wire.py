@@ -28,6 +28,7 @@ class _Frame(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     job: StrictInt
+    instance: StrictInt | None = None  # the job's instance on a dense worker (checked by the pool)
 
 
 class ReadyFrame(_Frame):
@@ -47,6 +48,7 @@ class CallFrame(StepResult):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     job: StrictInt
+    instance: StrictInt | None = None
 
     @field_validator("info")
     @classmethod
@@ -57,7 +59,7 @@ class CallFrame(StepResult):
 
     def step(self) -> StepResult:
         """The step itself (already validated: nothing is checked again)."""
-        return StepResult.model_construct(self.model_fields_set - {"job"}, observation=self.observation,
+        return StepResult.model_construct(self.model_fields_set - {"job", "instance"}, observation=self.observation,
                                           delta=self.delta, outcome=self.outcome, state=self.state, info=self.info)
 
 

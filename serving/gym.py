@@ -33,7 +33,8 @@ nothing keeps the last verdict.
 Isolation: each ToolEnv owns its runtime (its own SQLite database or object); two instances never
 share state. Reference envs (and `trusted=True`) run in this process and share the loaded code and
 per-state templates (serving/_code.py), so a reset is a page copy; every other env runs
-in its own sandbox worker (sandbox/session.py), checks included. One ToolEnv is not thread-safe:
+in the sandbox (sandbox/session.py), checks included: an instance on a worker shared with other
+instances of its env version, each its own state reset from the worker's template (sandbox/dense.py). One ToolEnv is not thread-safe:
 use one per concurrent episode.
 """
 
@@ -133,7 +134,9 @@ class ToolEnv:
         choice = options["state"] if "state" in options else (None if "task" in options else self._state_choice)
         state = choice if choice is not None else (task.state if task is not None else self.handle.default_state())
         if isinstance(self._runtime, SandboxRuntime):
-            self._runtime.reset(self.handle.state(state) if isinstance(state, str) else state)
+            if isinstance(state, str) and state not in self.state_names:
+                self.handle.state(state)  # raises, saying which states there are
+            self._runtime.reset(state)  # a name resets from the worker's template of it
         else:
             assert self._loaded is not None
             start: StateTemplate | dict[str, Any] = self._loaded.start(state)
