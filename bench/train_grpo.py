@@ -1,6 +1,6 @@
 """TRL's GRPO trainer on synthesized envs through serving.adapters.trl: the loop closes, on CPU, nothing downloaded.
 
-    python bench/train_grpo.py [--catalog DIR] [--envs 2] [--steps 4] [--warmup 200] [--seed 0] [--json]
+    python bench/train_grpo.py [--catalog DIR] [--envs 2] [--steps 4] [--warmup 500] [--seed 0] [--json]
 
 A tiny Qwen2-architecture model is initialised at random (`--seed`) with a byte-level BPE
 tokenizer trained here with `tokenizers` on the envs' own text (instructions, tool schemas, gold
@@ -36,7 +36,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded: a request
 from catalog.store import Catalog  # noqa: E402
 from serving import make  # noqa: E402
 from serving.adapters._tools import final_answer, result_text  # noqa: E402
-from serving.adapters.trl import EnvforgeEnvironment, dataset_rows, environment_factory, envforge_reward  # noqa: E402
+from serving.adapters.trl import EnvforgeEnvironment, dataset_rows, envforge_reward, environment_factory  # noqa: E402
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>",
            "</tool_response>"]
@@ -64,7 +64,7 @@ def gold_conversations(catalog: Catalog, env_ids: list[str]) -> list[tuple[list[
         for task in env.tasks.values():
             instruction, info = env.reset(options={"task": task.id})
             messages: list[dict[str, Any]] = [{"role": "user", "content": instruction}]
-            for action in [] if task.refusal else task.solution:
+            for action in [] if task.refusal else (task.solution or []):
                 observation, *_ = env.step(action.model_dump())
                 messages.append({"role": "assistant", "content": "", "tool_calls": [
                     {"type": "function", "function": {"name": action.name, "arguments": action.arguments}}]})
@@ -130,8 +130,8 @@ def warm_up(model: Any, tokenizer: Any, conversations: list[tuple[list[dict[str,
     model.train()
     loss = float("nan")
     for _ in range(steps):
-        ids, labels = examples[int(torch.randint(len(examples), (1,), generator=generator))]
-        output = model(input_ids=ids, labels=labels)
+        inputs, targets = examples[int(torch.randint(len(examples), (1,), generator=generator))]
+        output = model(input_ids=inputs, labels=targets)
         output.loss.backward()
         optimizer.step()
         optimizer.zero_grad()
@@ -183,12 +183,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--catalog", default=None, help="catalog folder of synthesized envs (default: a temporary one)")
     parser.add_argument("--envs", type=int, default=2, help="synthesized envs to train on")
     parser.add_argument("--steps", type=int, default=4, help="GRPO steps")
-    parser.add_argument("--warmup", type=int, default=200, help="next-token steps on gold conversations first")
+    parser.add_argument("--warmup", type=int, default=500, help="next-token steps on gold conversations first")
     parser.add_argument("--generations", type=int, default=4, help="completions per prompt (GRPO group)")
     parser.add_argument("--max-steps", type=int, default=4, help="tool calls per episode")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
-    args = parser.parse_args(argv)
+    options = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     import torch
     from datasets import Dataset
@@ -198,48 +198,48 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     torch.set_num_threads(1)  # a tiny model: more threads only contend (4-15x slower on a loaded 2-core machine)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="envforge-grpo-") as scratch:
-        catalog, env_ids = synthesized_catalog(Path(args.catalog or Path(scratch) / "catalog"), args.envs, args.seed)
-        factories = {env_id: environment_factory(env_id, catalog=catalog, max_steps=args.max_steps)
+        catalog, env_ids = synthesized_catalog(Path(options.catalog or Path(scratch) / "catalog"), options.envs, options.seed)
+        factories = {env_id: environment_factory(env_id, catalog=catalog, max_steps=options.max_steps)
                      for env_id in env_ids}
         rows = dataset_rows(*factories.values())
         conversations = gold_conversations(catalog, env_ids)
         corpus = [json.dumps(t) for _, tools in conversations for t in tools] + \
                  [json.dumps(m) for messages, _ in conversations for m in messages]
-        set_seed(args.seed)
+        set_seed(options.seed)
         tokenizer = build_tokenizer(corpus, vocab=2000)
-        model = build_model(tokenizer, args.seed)
-        warm_loss = warm_up(model, tokenizer, conversations, args.warmup, args.seed)
+        model = build_model(tokenizer, options.seed)
+        warm_loss = warm_up(model, tokenizer, conversations, options.warmup, options.seed)
         audit, log = Audit(), []
 
-        class RewardLog(TrainerCallback):  # type: ignore[misc]
-            def on_log(self, _args: Any, state: Any, _control: Any, logs: dict[str, Any] | None = None,
-                       **_: Any) -> None:
+        class RewardLog(TrainerCallback):
+            def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
                 if logs and "reward" in logs:
                     line = {"step": state.global_step, "reward": round(float(logs["reward"]), 4),
                             "reward_std": round(float(logs.get("reward_std", 0.0)), 4),
                             "tool_calls": logs.get("tools/call_frequency"), "episodes": len(audit.episodes)}
                     log.append(line)
-                    if not args.json:
+                    if not options.json:
                         print(f"step {line['step']}: reward {line['reward']:.4f} (std {line['reward_std']:.4f}),"
                               f" {line['episodes']} episodes scored so far", flush=True)
 
-        batch = args.generations * 2
-        config = GRPOConfig(output_dir=str(Path(scratch) / "out"), max_steps=args.steps, learning_rate=1e-4,
-                            per_device_train_batch_size=batch, num_generations=args.generations,
-                            max_completion_length=96, max_tool_calling_iterations=args.max_steps, temperature=1.0,
-                            logging_steps=1, report_to=[], save_strategy="no", use_cpu=True, seed=args.seed,
+        batch = options.generations * 2
+        config = GRPOConfig(output_dir=str(Path(scratch) / "out"), max_steps=options.steps, learning_rate=1e-4,
+                            per_device_train_batch_size=batch, num_generations=options.generations,
+                            max_completion_length=96, max_tool_calling_iterations=options.max_steps, temperature=1.0,
+                            logging_steps=1, report_to=[], save_strategy="no", use_cpu=True, seed=options.seed,
                             bf16=False, dataloader_num_workers=0, disable_tqdm=True)
+        factory: Any = factories if len(factories) > 1 else next(iter(factories.values()))
         trainer = GRPOTrainer(model=model, reward_funcs=audit.reward, args=config,
                               train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
-                              environment_factory=factories if len(factories) > 1 else next(iter(factories.values())),
+                              environment_factory=factory,
                               callbacks=[RewardLog()])
         trainer.train()
-        replay = audit.replay(catalog, args.max_steps)
-    result = {"envs": env_ids, "tasks": len(rows), "steps": args.steps, "warmup_steps": args.warmup,
+        replay = audit.replay(catalog, options.max_steps)
+    result = {"envs": env_ids, "tasks": len(rows), "steps": options.steps, "warmup_steps": options.warmup,
               "warmup_loss": round(warm_loss, 4), "parameters": sum(p.numel() for p in model.parameters()),
               "vocab": len(tokenizer), "reward_log": log, "replay": replay,
               "wall_s": round(time.perf_counter() - started, 1)}
-    if args.json:
+    if options.json:
         print(json.dumps(result))
     else:
         print(f"replayed {replay['episodes']} episodes ({replay['tool_calls']} tool calls, {replay['rewarded']} "
