@@ -38,8 +38,9 @@ from serving import make  # noqa: E402
 from serving.adapters._tools import final_answer, result_text  # noqa: E402
 from serving.adapters.trl import EnvforgeEnvironment, dataset_rows, envforge_reward, environment_factory  # noqa: E402
 
-SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>",
-           "</tool_response>"]
+SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+# one token each but not special: TRL decodes completions without special tokens, and its parser needs these
+MARKUP = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
 
 
 def synthesized_catalog(root: Path, envs: int, seed: int) -> tuple[Catalog, list[str]]:
@@ -77,7 +78,7 @@ def gold_conversations(catalog: Catalog, env_ids: list[str]) -> list[tuple[list[
 
 def build_tokenizer(corpus: list[str], vocab: int) -> Any:
     """A byte-level BPE tokenizer trained on `corpus`, with TRL's Qwen2.5 chat template."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
     from trl.chat_template_utils import qwen2_5_chat_template
 
@@ -86,6 +87,7 @@ def build_tokenizer(corpus: list[str], vocab: int) -> Any:
     tok.decoder = decoders.ByteLevel()
     tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=vocab, special_tokens=SPECIAL,
                                                         initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in MARKUP])
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>")
     fast.chat_template = qwen2_5_chat_template
     fast.padding_side = "left"
@@ -192,7 +194,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     warnings.filterwarnings("ignore")
     import torch
     from datasets import Dataset
-    from transformers import TrainerCallback, set_seed
+    from transformers import PrinterCallback, TrainerCallback, set_seed
     from trl import GRPOConfig, GRPOTrainer
 
     torch.set_num_threads(1)  # a tiny model: more threads only contend (4-15x slower on a loaded 2-core machine)
@@ -233,6 +235,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                               train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                               environment_factory=factory,
                               callbacks=[RewardLog()])
+        trainer.remove_callback(PrinterCallback)  # TRL's own log dicts: the reward log above says what matters
         trainer.train()
         replay = audit.replay(catalog, options.max_steps)
     result = {"envs": env_ids, "tasks": len(rows), "steps": options.steps, "warmup_steps": options.warmup,
