@@ -85,7 +85,8 @@ class DensePool(SandboxPool):
         self._groups: dict[Any, _Group] = {}
         self._lock = threading.Lock()
         self._free: list[int] = []  # slot indexes of closed workers, reused
-        self._released: collections.deque[Lease] = collections.deque()  # appended without the lock (finalizers)
+        # (lease, when it was released), appended without the lock (finalizers)
+        self._released: collections.deque[tuple[Lease, float]] = collections.deque()
         self._reaper: threading.Timer | None = None  # closes idle workers when nothing else comes by
         self._reaper_lock = threading.Lock()
 
@@ -126,7 +127,7 @@ class DensePool(SandboxPool):
         """The instance is done: the worker drops its state with its next job (safe from a finalizer)."""
         if not lease.released:
             lease.released = True
-            self._released.append(lease)
+            self._released.append((lease, time.monotonic()))
             self._arm_reaper()
 
     def _arm_reaper(self) -> None:
@@ -150,12 +151,12 @@ class DensePool(SandboxPool):
         """(Under the lock.) Take in released leases; close workers idle longer than `idle_seconds`."""
         now = time.monotonic()
         while self._released:
-            lease = self._released.popleft()
+            lease, when = self._released.popleft()
             slot = lease.slot
             slot.instances.pop(lease.instance, None)
             slot.forget.append(lease.instance)
             if not slot.instances:
-                slot.empty_since = now
+                slot.empty_since = when  # idle since its last instance went, not since it was noticed
         for version, group in list(self._groups.items()):
             for slot in list(group.slots):
                 if slot.instances or slot.empty_since is None or now - slot.empty_since < self.idle_seconds:

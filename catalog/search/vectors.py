@@ -115,7 +115,7 @@ class VectorIndex:
 
     def vector(self, item: str) -> np.ndarray:
         """The stored (normalized) vector of id `item`; KeyError if absent."""
-        return self._index.reconstruct(self._positions[item])
+        return np.asarray(self._index.reconstruct(self._positions[item]))  # faiss types it a Tensor when torch is installed
 
     def vectors(self) -> np.ndarray:
         """All stored vectors in insertion order, shape (len, dim)."""

@@ -1,4 +1,12 @@
-"""Adapters for RL trainers: one small module per library over `serving.gym` (no second runtime).
+"""Envforge envs for the trainers people use, one small module per trainer over `serving.gym`.
 
-Each module imports its trainer library only when used, so `import serving` never needs them.
+    serving.adapters.trl        TRL's GRPOTrainer `environment_factory` (+ its reward function)
+    serving.adapters.skyrl      a SkyRL-gym `BaseTextEnv`
+    serving.adapters.verifiers  a verifiers `StatefulToolEnv` (`load_environment`)
+    serving.adapters.openenv    an OpenEnv env server and client
+
+Each adapter drives `ToolEnv` (make / reset / step / evaluate): no second runtime, the same
+sandbox, the same checks and the same rule for passing an episode (catalog.tasks.episode_passed).
+Nothing is imported here: `import serving` never needs a trainer library, and each adapter
+imports only its own.
 """

@@ -30,6 +30,7 @@ from typing import Any
 
 from catalog.store import Catalog, CatalogError, EnvHandle
 from catalog.tasks import Task
+from serving.adapters._tools import final_answer
 from serving.gym import ServingError, ToolEnv
 
 __all__ = ["load_environment", "TASK_KEY"]
@@ -55,15 +56,9 @@ def _library() -> Any:
 
 def _final_answer(state: dict[str, Any]) -> str | None:
     """The agent's last message if it ended the episode itself (an answer, no tool calls), else None."""
-    completion = state.get("completion") or []
-    last = completion[-1] if completion else None
-    if last is None:
-        return None
-    fields = last if isinstance(last, dict) else vars(last)  # the library's messages, or their dicts
-    if fields.get("role") != "assistant" or fields.get("tool_calls"):
-        return None
-    content = fields.get("content")
-    return content if isinstance(content, str) else ""
+    completion = [m if isinstance(m, dict) else vars(m) for m in state.get("completion") or []]  # or the library's messages
+    answer, cut = final_answer(completion)
+    return None if cut or not completion else answer or ""
 
 
 @functools.cache
