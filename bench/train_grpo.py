@@ -20,6 +20,7 @@ Needs the `train` extra (trl, torch CPU: `pip install torch==2.13.0 -e ".[train]
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -57,13 +58,25 @@ def synthesized_catalog(root: Path, envs: int, seed: int) -> tuple[Catalog, list
     return catalog, ids
 
 
-def gold_conversations(catalog: Catalog, env_ids: list[str]) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
-    """(messages, tools) of each task's gold solution, as TRL renders an episode (tool results included)."""
+def trainer_tools(factory: type[EnvforgeEnvironment]) -> list[Any]:
+    """The tools TRL renders a prompt of `factory`'s env with: its instance's public methods, in TRL's order."""
+    instance = factory()
+    return [getattr(instance, name) for name, _ in inspect.getmembers(factory, predicate=inspect.isfunction)
+            if name not in ("reset", "get_reward") and not name.startswith("_")]
+
+
+def gold_conversations(catalog: Catalog, factories: dict[str, type[EnvforgeEnvironment]]
+                       ) -> list[tuple[list[dict[str, Any]], list[Any]]]:
+    """(messages, tools) of each task's gold solution, rendered as TRL renders an episode (tool results included).
+
+    The tools are the trainer's (`trainer_tools`), so the warm-up sees the prompts GRPO then samples from.
+    """
     conversations = []
-    for env_id in env_ids:
+    for env_id, factory in factories.items():
+        tools = trainer_tools(factory)
         env = make(env_id, catalog=catalog, terminate_on_success=False)  # one sandbox worker, reset per task
         for task in env.tasks.values():
-            instruction, info = env.reset(options={"task": task.id})
+            instruction, _ = env.reset(options={"task": task.id})
             messages: list[dict[str, Any]] = [{"role": "user", "content": instruction}]
             for action in [] if task.refusal else (task.solution or []):
                 observation, *_ = env.step(action.model_dump())
@@ -71,7 +84,7 @@ def gold_conversations(catalog: Catalog, env_ids: list[str]) -> list[tuple[list[
                     {"type": "function", "function": {"name": action.name, "arguments": action.arguments}}]})
                 messages.append({"role": "tool", "name": action.name, "content": result_text(observation)})
             messages.append({"role": "assistant", "content": "I cannot do that." if task.refusal else "Done."})
-            conversations.append((messages, info["tools"]))
+            conversations.append((messages, tools))
         env.close()
     return conversations
 
@@ -106,7 +119,7 @@ def build_model(tokenizer: Any, seed: int) -> Any:
     return Qwen2ForCausalLM(config)
 
 
-def warm_up(model: Any, tokenizer: Any, conversations: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]],
+def warm_up(model: Any, tokenizer: Any, conversations: list[tuple[list[dict[str, Any]], list[Any]]],
             steps: int, seed: int) -> float:
     """`steps` of next-token training on the gold conversations' assistant replies (nothing else scored); last loss."""
     import torch
@@ -117,7 +130,7 @@ def warm_up(model: Any, tokenizer: Any, conversations: list[tuple[list[dict[str,
     examples = []
     for messages, tools in conversations:
         def render(upto: int, prompt: bool = False, messages: list[dict[str, Any]] = messages,
-                   tools: list[dict[str, Any]] = tools) -> list[int]:
+                   tools: list[Any] = tools) -> list[int]:
             return list(tokenizer.apply_chat_template(messages[:upto], tools=tools, tokenize=True, return_dict=True,
                                                       add_generation_prompt=prompt)["input_ids"])
 
@@ -204,8 +217,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         factories = {env_id: environment_factory(env_id, catalog=catalog, max_steps=options.max_steps)
                      for env_id in env_ids}
         rows = dataset_rows(*factories.values())
-        conversations = gold_conversations(catalog, env_ids)
-        corpus = [json.dumps(t) for _, tools in conversations for t in tools] + \
+        conversations = gold_conversations(catalog, factories)
+        from transformers.utils import get_json_schema
+
+        corpus = [json.dumps(get_json_schema(t)) for _, tools in conversations for t in tools] + \
                  [json.dumps(m) for messages, _ in conversations for m in messages]
         set_seed(options.seed)
         tokenizer = build_tokenizer(corpus, vocab=2000)
