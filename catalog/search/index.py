@@ -38,7 +38,8 @@ from catalog.search.lexical import LexicalIndex, lexical_text
 from catalog.search.vectors import DEDUP_THRESHOLD, DedupFilter, VectorIndex
 from catalog.store import Catalog, CatalogError
 
-__all__ = ["CACHE_INDEX", "CACHE_META", "LEXICAL_WEIGHT", "CatalogSearch", "catalog_dedup_filter", "env_text", "search_catalog"]
+__all__ = ["CACHE_INDEX", "CACHE_META", "LEXICAL_WEIGHT", "CatalogSearch", "catalog_dedup_filter", "env_text",
+           "search_catalog"]
 
 CACHE_INDEX = "vectors.faiss"
 CACHE_META = "vectors.json"
@@ -198,9 +199,10 @@ class CatalogSearch:
     def search(self, query: str, k: int = 5, *, lexical_weight: float = LEXICAL_WEIGHT) -> list[dict[str, Any]]:
         """The k envs that best match `query`, best first: {id, name, score, semantic, lexical, topic, ...}.
 
-        Each hit also has its description and whether it is a reference env. `semantic` is the cosine in [-1, 1], `lexical` the BM25 score over the best one's in [0, 1],
-        `score` their blend by `lexical_weight` (0: the embedding alone, 1: BM25 alone), all rounded to
-        4 places; ties go by id. A blank query finds nothing.
+        Each hit also has its description and whether it is a reference env. `semantic` is the
+        cosine in [-1, 1], `lexical` the BM25 score over the best one's in [0, 1], `score` their
+        blend by `lexical_weight` (0: the embedding alone, 1: BM25 alone), all rounded to 4 places;
+        ties go by id. A blank query finds nothing.
         """
         index = self.index
         if not query.strip() or k <= 0 or not len(index):
