@@ -1,9 +1,7 @@
-"""How commands print: JSON, rendered lines, and a progress line on a terminal."""
+"""How commands print: JSON and rendered lines (progress is `catalog.runs.progress.Progress`, on stderr)."""
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,18 +17,3 @@ def print_lines(lines: Sequence[str]) -> None:
     for line in lines:
         print(line)
 
-
-class ProgressLine:
-    """One progress line rewritten in place on stderr: shown on a terminal only, never with --json."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.shown = sys.stderr.isatty() and not getattr(args, "json", False)
-
-    def show(self, text: str) -> None:
-        if self.shown:
-            sys.stderr.write(f"\r{text}   ")
-            sys.stderr.flush()
-
-    def end(self) -> None:
-        if self.shown:
-            sys.stderr.write("\n")

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from catalog.runs.progress import Progress
 from cli.common import open_catalog
-from cli.output import ProgressLine
 
 
 def default_bench(args: argparse.Namespace, *, write: bool = False) -> Path:
@@ -17,13 +17,14 @@ def default_bench(args: argparse.Namespace, *, write: bool = False) -> Path:
 
 def export_with_progress(args: argparse.Namespace, composition: Any, *, seed: int, workers: int | None = None,
                           env_ids: list[str] | None = None, executor: Any = None) -> Any:
-    """verifier.samples.export.export_samples with its progress on stderr (a terminal only, never with --json)."""
+    """verifier.samples.export.export_samples with its progress on stderr.
+
+    The envs' specs, then each search round's and verification pass's sandbox jobs, with the time the stage has left.
+    """
     from verifier.samples.export import export_samples
 
-    line = ProgressLine(args)
-    try:
+    with Progress("bench export") as progress:
         return export_samples(open_catalog(args), composition, seed=seed,
-                              progress=lambda stage, done, total: line.show(f"{stage}: {done}/{total}"),
+                              progress=lambda stage, done, total: progress.update(
+                                  done, total=total, stage=stage, unit="envs" if stage == "specs" else "sandbox jobs"),
                               **({"workers": workers} if workers else {}), env_ids=env_ids, executor=executor)
-    finally:
-        line.end()

@@ -12,7 +12,9 @@ package, for reference envs) must be at the same path on every node, e.g. a shar
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,14 +67,22 @@ class JobPool:
         self._pool: WorkerPool[list[Job], list[JobResult]] = open_pool(spec, SandboxJobs(timeout), self.size,
                                                                          name="sandbox")
 
-    def run_many(self, jobs: list[Job]) -> list[JobResult]:
-        """Run a batch of jobs on the workers; results in the order of `jobs`."""
+    def run_many(self, jobs: list[Job], progress: Callable[[int, int], None] | None = None) -> list[JobResult]:
+        """Run a batch of jobs on the workers; results in the order of `jobs`.
+
+        `progress(done, total)` hears of the jobs finished as each unit comes back.
+        """
         units = batches(jobs, self.size)
-        futures = [self._pool.submit([jobs[i] for i in unit]) for unit in units]
+        futures = {self._pool.submit([jobs[i] for i in unit]): unit for unit in units}
         results: list[JobResult | None] = [None] * len(jobs)
-        for unit, future in zip(units, futures, strict=True):
+        done = 0
+        for future in cf.as_completed(futures):
+            unit = futures[future]
             for index, result in zip(unit, future.result(), strict=True):
                 results[index] = result
+            done += len(unit)
+            if progress is not None:
+                progress(done, len(jobs))
         return [r for r in results if r is not None]
 
     def run(self, job: Job) -> JobResult:

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.runs.files import atomic_write
+from catalog.runs.progress import Progress
 from catalog.search.index import catalog_dedup_filter
 from catalog.search.vectors import DedupFilter
 from catalog.store import Catalog
@@ -204,28 +205,9 @@ def _schema_signature(bp: dict[str, Any]) -> str:
 
 # --- the driver -------------------------------------------------------------------------------------
 
-class _Progress:
-    """One status line on stderr (only when it is a terminal, or when asked)."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.enabled, self.started = total, enabled, time.monotonic()
-
-    def show(self, counts: dict[str, int], in_flight: int) -> None:
-        if not self.enabled:
-            return
-        done = counts.get("registered", 0)
-        width = 30
-        filled = int(width * done / max(1, self.total))
-        elapsed = time.monotonic() - self.started
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} registered, "
-                         f"{counts.get('rejected', 0)} rejected, {counts.get('deduplicated', 0)} duplicates, "
-                         f"{counts.get('existing', 0)} existing, "
-                         f"{in_flight} in flight, {elapsed:.0f}s ")
-        sys.stderr.flush()
-
-    def end(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
+def _show(bar: Progress, counts: dict[str, int], in_flight: int) -> None:
+    bar.update(counts.get("registered", 0), note=f"{counts.get('rejected', 0)} rejected, "
+               f"{counts.get('deduplicated', 0)} duplicates, {counts.get('existing', 0)} existing, {in_flight} in flight")
 
 
 class _StopFlag:
@@ -325,7 +307,8 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
     for s in slots.values():
         if s["env_id"] and s["status"] not in SKIPPED:
             ctx.claims.setdefault(s["env_id"], s["slot"])
-    bar = _Progress(config.n, sys.stderr.isatty() if progress is None else progress)
+    bar = Progress("synthesize", config.n, unit="registered",  # a terminal's, unless asked
+                   enabled=sys.stderr.isatty() if progress is None else progress)
     recorded = {k: s for k, s in slots.items() if s["status"] in FINAL and s["summary"]}
     counts = {status: sum(s["status"] == status for s in recorded.values()) for status in FINAL}
     summaries = {k: s["summary"] for k, s in recorded.items()}
@@ -353,7 +336,7 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
             else:
                 leftovers.append(s["slot"])
         next_slot = max(slots, default=-1) + 1
-        bar.show(counts, len(in_flight))
+        _show(bar, counts, len(in_flight))
         while counts.get("registered", 0) < config.n and not stop.is_set():
             while (counts.get("registered", 0) + len(in_flight) < config.n and len(in_flight) < 2 * max(1, config.workers)
                    and (leftovers or next_slot < config.max_proposals) and not stop.is_set()):
@@ -383,7 +366,7 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
                 else:
                     _set_slot(db, slot, status="running")
                     in_flight[pool.submit(_thread_id(config, slot))] = slot
-                bar.show(counts, len(in_flight))
+                _show(bar, counts, len(in_flight))
             if not in_flight or stop.is_set():
                 break  # out of proposals, or Ctrl-C
             done, _ = cf.wait(in_flight, timeout=0.25, return_when=cf.FIRST_COMPLETED)
@@ -395,13 +378,13 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
                 except Exception as exc:  # a worker died or a node raised: record, never lose the run
                     finished(slot, {"slot": slot, "status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:500],
                                     "env_id": None, "stages": {}, "topic": None})
-            bar.show(counts, len(in_flight))
+            _show(bar, counts, len(in_flight))
     except KeyboardInterrupt:
         interrupted = True
     finally:
         interrupted = interrupted or stop.is_set()
         stop.restore()
-        bar.end()
+        bar.close()
         # interrupted (or failed): stop in-flight slots now; their checkpoints let --resume redo the unfinished step
         pool.close(cancel=interrupted or sys.exc_info()[0] is not None)
         ctx.close()

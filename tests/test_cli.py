@@ -117,6 +117,9 @@ def test_constraints_spec_and_completeness(tmp_path):
     data = json.loads(report.stdout)
     assert {"steps", "exact", "abstained", "wrong", "guards_total", "guards_triggered", "failures_explained"} <= data.keys()
     assert data["wrong"] == 0
+    said = report.stderr.splitlines()  # without a terminal too: the env measured, then the run's length
+    assert said[0] == "measuring store ... [0/1 envs, 0s elapsed]" and said[-1].startswith(
+        "constraints --completeness: 1/1 envs (100%) in "), said
 
 
 # A planted simulator bug (as mutation testing plants bugs): the real completeness run executes the

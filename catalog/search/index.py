@@ -1,4 +1,10 @@
-"""Semantic search over the catalog: a faiss index of every env's "name. topic. description".
+"""Search over the catalog: a faiss index of every env's "name. topic. description", fused with BM25.
+
+An env's score for a query is `(1 - w) * cosine + w * bm25 / best bm25` (w = `LEXICAL_WEIGHT`):
+the embedding finds envs by meaning ("charge my electric car"), BM25 over names, topics,
+descriptions and tool names (`catalog.search.lexical`) finds the env a word names ("hotel"),
+which a 64-d static embedding alone ranks below unrelated envs. With no query word in any env
+the score is the cosine's share alone.
 
 The index is cached beside the catalog's `index.sqlite`:
 
@@ -28,14 +34,18 @@ import numpy as np
 from catalog.models import EnvManifest
 from catalog.runs.files import atomic_write
 from catalog.search.embeddings import Embedder, default_embedder
+from catalog.search.lexical import LexicalIndex, lexical_text
 from catalog.search.vectors import DEDUP_THRESHOLD, DedupFilter, VectorIndex
 from catalog.store import Catalog, CatalogError
 
-__all__ = ["CACHE_INDEX", "CACHE_META", "CatalogSearch", "catalog_dedup_filter", "env_text", "search_catalog"]
+__all__ = ["CACHE_INDEX", "CACHE_META", "LEXICAL_WEIGHT", "CatalogSearch", "catalog_dedup_filter", "env_text",
+           "search_catalog"]
 
 CACHE_INDEX = "vectors.faiss"
 CACHE_META = "vectors.json"
 CACHE_VERSION = 1
+LEXICAL_WEIGHT = 0.4
+"""BM25's share of a search score (tuned on bench/search_queries.json: see bench/search.py)."""
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +71,7 @@ class _Entry:
     reference: bool
     stamp: str
     text: str
+    lexical: str
 
 
 @dataclass
@@ -86,6 +97,7 @@ class CatalogSearch:
         self.cache = cache
         self.stats = RefreshStats()
         self._index: VectorIndex | None = None
+        self._lexical: LexicalIndex | None = None
         self._entries: dict[str, _Entry] = {}
 
     # --- building ---------------------------------------------------------------------------
@@ -109,7 +121,7 @@ class CatalogSearch:
             text = env_text(manifest)
             text_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
             entries.append(_Entry(manifest.id, manifest.name, manifest.topic, manifest.description, summary.reference,
-                                  f"{manifest.content_hash}|{text_hash}", text))
+                                  f"{manifest.content_hash}|{text_hash}", text, lexical_text(manifest)))
         return entries
 
     def _cache_dir(self) -> Path | None:
@@ -179,24 +191,38 @@ class CatalogSearch:
                 if stats.cache == "none":
                     stats.cache = "updated" if cached is not None else "rebuilt"
                 self._save_cache(folder, index, stamps, stats)
+        self._lexical = LexicalIndex([e.id for e in entries], [e.lexical for e in entries])
         self._index, self._entries, self.stats = index, {e.id: e for e in entries}, stats
         return stats
 
     # --- querying ---------------------------------------------------------------------------
-    def search(self, query: str, k: int = 5) -> list[dict[str, Any]]:
-        """The k envs nearest to `query`, best first: {id, name, score, topic, description, reference}.
+    def search(self, query: str, k: int = 5, *, lexical_weight: float = LEXICAL_WEIGHT) -> list[dict[str, Any]]:
+        """The k envs that best match `query`, best first: {id, name, score, semantic, lexical, topic, ...}.
 
-        Scores are cosines in [-1, 1], rounded to 4 places. A blank query finds nothing.
+        Each hit also has its description and whether it is a reference env. `semantic` is the
+        cosine in [-1, 1], `lexical` the BM25 score over the best one's in [0, 1], `score` their
+        blend by `lexical_weight` (0: the embedding alone, 1: BM25 alone), all rounded to 4 places;
+        ties go by id. A blank query finds nothing.
         """
         index = self.index
-        if not query.strip() or k <= 0:
+        if not query.strip() or k <= 0 or not len(index):
             return []
-        ids, scores = index.search(self.embedder.embed([query]), k)
+        if not 0.0 <= lexical_weight <= 1.0:
+            raise ValueError(f"lexical_weight must be between 0 and 1, got {lexical_weight}")
+        ids = index.ids
+        found, cosines = index.search(self.embedder.embed([query]), len(ids))
+        semantic = dict(zip(found[0], (float(c) for c in cosines[0]), strict=True))
+        assert self._lexical is not None and self._lexical.ids == ids
+        bm25 = self._lexical.scores(query)
+        best = float(bm25.max())
+        lexical = dict(zip(ids, (float(b) / best if best > 0 else 0.0 for b in bm25), strict=True))
+        blended = {env_id: (1.0 - lexical_weight) * semantic[env_id] + lexical_weight * lexical[env_id] for env_id in ids}
         results = []
-        for env_id, score in zip(ids[0], scores[0], strict=True):
+        for env_id in sorted(ids, key=lambda i: (-blended[i], i))[:k]:
             entry = self._entries[env_id]
-            results.append({"id": env_id, "name": entry.name, "score": round(float(score), 4), "topic": entry.topic,
-                            "description": entry.description, "reference": entry.reference})
+            results.append({"id": env_id, "name": entry.name, "score": round(blended[env_id], 4),
+                            "semantic": round(semantic[env_id], 4), "lexical": round(lexical[env_id], 4),
+                            "topic": entry.topic, "description": entry.description, "reference": entry.reference})
         return results
 
     def similar_pairs(self, threshold: float = DEDUP_THRESHOLD) -> list[tuple[str, str, float]]:
@@ -211,7 +237,7 @@ class CatalogSearch:
 
 
 def search_catalog(catalog: Catalog, query: str, k: int = 5, *, embedder: Embedder | None = None) -> list[dict[str, Any]]:
-    """`catalog search`: the k nearest envs to `query` (see `CatalogSearch.search` for the fields)."""
+    """`catalog search`: the k best envs for `query` (see `CatalogSearch.search` for the fields)."""
     return CatalogSearch(catalog, embedder).search(query, k)
 
 

@@ -8,11 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from catalog.runs.progress import Progress, cost_note
+from catalog.usage import Usage
 from cli.arguments import POSITIVE
 from cli.common import check_models, check_out, open_catalog
 from cli.errors import UserError
 from cli.executor_options import add_executor_options, executor_spec
-from cli.output import ProgressLine, print_json
+from cli.output import print_json
 from cli.samples import default_bench, export_with_progress
 from synth.simulators import simulator_help
 
@@ -62,10 +64,17 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
     digest = hashlib.sha256(bench.read_bytes()).hexdigest()[:8]
     out = Path(args.out) if args.out else Path(open_catalog(args, write=True).root) / ".audits" / (
         f"{audit_label(args.model, args.mode)}-{bench.stem}-{digest}")
-    line = ProgressLine(args)
+    line = Progress("audit-sim", unit="samples")
+    spent = Usage()  # this run's answers: what the samples left will cost at their rate
 
     def progress(done: int, total: int, record: dict[str, Any] | None) -> None:
-        line.show(f"{done}/{total} samples audited")
+        if record is not None:
+            spent.calls += 1
+            spent.cost_usd += record["cost_usd"]
+            spent.tokens_in += record["tokens_in"]
+            spent.tokens_out += record["tokens_out"]
+        line.update(done, total=total, note=cost_note(spent.cost_usd, spent.tokens_in + spent.tokens_out, spent.calls,
+                                                      total - done))
 
     try:
         with open_simulator(args.model, args.mode, args.on_violation, seed=args.seed) as simulator:
@@ -78,7 +87,7 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 130
     finally:
-        line.end()
+        line.close()
     if args.json:
         print_json(report.model_dump(mode="json"))
         return 0
@@ -118,10 +127,11 @@ def _cmd_property_audit(args: argparse.Namespace) -> int:
     check_out(out, "--out")
     check_models(args.model)
     audit = PropertyAudit(env_ids=args.env, budget=Budget(calls=args.budget, tokens=args.max_tokens), seed=args.seed)
-    line = ProgressLine(args)
+    line = Progress("audit-sim --property-based", unit="envs")
 
-    def progress(env: str, done: int, total: int) -> None:
-        line.show(f"{done}/{total} envs searched {env}")
+    def progress(env: str, done: int, total: int, used: Usage) -> None:
+        cost = cost_note(used.cost_usd, used.tokens_in + used.tokens_out, done, total - done)
+        line.update(done, total=total, note="; ".join(n for n in (f"searching {env}" if env else "", cost) if n))
 
     try:
         with open_simulator(args.model, args.mode, args.on_violation, seed=args.seed) as simulator:
@@ -133,7 +143,7 @@ def _cmd_property_audit(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 130
     finally:
-        line.end()
+        line.close()
     if args.json:
         print_json(property_summary(report).model_dump(mode="json"))
         return 0

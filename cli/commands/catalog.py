@@ -104,7 +104,8 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     run.add_argument("--trusted", action="store_true", help="run the env's code in this process, outside the sandbox "
                      "(only for code you vouch for; the shipped reference envs always run in-process)")
     run.set_defaults(handler=cmd_catalog_run)
-    search = actions.add_parser("search", parents=[common], help="nearest environments to a description (faiss)")
+    search = actions.add_parser("search", parents=[common],
+                                help="environments that match a description (embedding + BM25)")
     search.add_argument("query", metavar="QUERY", help='what you are looking for, e.g. "hotel room bookings"')
     search.add_argument("--k", type=POSITIVE, default=5, help="how many results (default: 5)")
     search.add_argument("--json", action="store_true", help="print JSON")

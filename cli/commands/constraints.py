@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
+from catalog.runs.progress import Progress
 from cli.common import open_catalog
 from cli.errors import UserError
 from cli.output import print_json, print_lines
@@ -25,16 +25,17 @@ def cmd_constraints(args: argparse.Namespace) -> int:
         from sandbox.pool import SandboxPool
 
         reports = []
-        with SandboxPool(1) as pool:
-            for env_id in ids:
+        with SandboxPool(1) as pool, Progress("constraints --completeness", len(ids), unit="envs") as progress:
+            for done, env_id in enumerate(ids):
                 handle = catalog.get(env_id)
                 # The shipped reference envs are trusted and run in-process (faster); others in the sandbox.
                 runner = None if handle.reference else SandboxCallRunner(handle, pool)
-                print(f"measuring {env_id}{'' if handle.reference else ' (sandboxed)'} ...", file=sys.stderr)
+                progress.say(f"measuring {env_id}{'' if handle.reference else ' (sandboxed)'} ...", done=done)
                 try:
                     reports.append(completeness(handle, seed=args.seed, runner=runner))
                 except ExtractionError as exc:
                     raise UserError(f"env {env_id}: {exc}") from exc
+                progress.update(done + 1)
         if args.json:
             print_json(completeness_summary(reports).model_dump(mode="json"))
         else:

@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from catalog.runs.progress import Progress
 from cli.arguments import POSITIVE, SECONDS
 from cli.common import check_models, check_out, open_catalog
 from cli.errors import UserError
 from cli.executor_options import add_executor_options, executor_spec
-from cli.output import ProgressLine, print_json
+from cli.output import print_json
 from synth.simulators import simulator_help
 
 
@@ -50,7 +51,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     config = RolloutConfig(model=args.model, simulator=args.simulator, sim_mode=sim_mode, max_steps=args.max_steps,
                            max_tokens=args.max_tokens, seed=args.seed)
     out = Path(args.out)
-    line = ProgressLine(args)
+    progress = Progress("rollout", unit="episodes")
     try:
         with ExitStack() as stack:
             simulator = stack.enter_context(open_simulator(args.simulator, sim_mode or "plain", seed=args.seed)) \
@@ -62,13 +63,13 @@ def cmd_rollout(args: argparse.Namespace) -> int:
                 factory = ModelAgentFactory.of(client, max_tokens=config.max_tokens)  # Ray workers open their own
             result = run_rollouts(catalog, units, config, out, agent_factory=factory, simulator=simulator,
                                   concurrency=args.concurrency, executor=executor,
-                                  progress=lambda done, total, _t: line.show(f"{done}/{total} episodes"))
+                                  progress=lambda done, total, _t: progress.update(done, total=total))
     except KeyboardInterrupt:
         print(f"\ninterrupted; finished trajectories are kept in {out / 'trajectories.jsonl'}: rerun the same command "
               "to resume", file=sys.stderr)
         return 130
     finally:
-        line.end()
+        progress.close()
     report = write_report(build_report(result.trajectories, model=args.model, simulator=args.simulator,
                                        errors=result.errors), out)
     if result.errors:

@@ -7,6 +7,7 @@ import functools
 import sys
 from typing import Any
 
+from catalog.runs.progress import Progress
 from cli.arguments import POSITIVE, SECONDS, SHARE, Parser
 from cli.common import open_catalog
 from cli.errors import UserError
@@ -33,14 +34,16 @@ def cmd_verify_gate(args: argparse.Namespace) -> int:
     for report in reports:
         print(f"broken env folder {report.env}: {report.checks[0].detail}", file=sys.stderr)
     if args.all:  # one env per unit, side by side on the executor's workers
+        progress = Progress("verify gate --all", len(summaries), unit="envs")
 
         def verified(report: GateReport) -> None:
-            print(f"verified {report.env}: score {report.score:.2f}, {'passed' if report.passed else 'FAILED'}",
-                  file=sys.stderr)
+            progress.say(f"verified {report.env}: score {report.score:.2f}, {'passed' if report.passed else 'FAILED'}",
+                         done=progress.done + 1)
 
-        reports += verify_envs(catalog, [s.id for s in summaries], executor=executor, workers=args.workers,
-                               examples=args.examples, seed=args.seed, gate=args.gate, timeout=args.timeout,
-                               progress=verified)
+        with progress:
+            reports += verify_envs(catalog, [s.id for s in summaries], executor=executor, workers=args.workers,
+                                   examples=args.examples, seed=args.seed, gate=args.gate, timeout=args.timeout,
+                                   progress=verified)
     else:
         with SandboxPool(args.workers, timeout=args.timeout) as pool:
             print(f"verifying {args.env_id} ...", file=sys.stderr)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -159,8 +160,71 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+MAX_BARS = 20
+"""Past this many groups a panel aggregates: one bar per group would give labels no one can read."""
+
+
+@dataclass(frozen=True)
+class Panel:
+    """What one plot panel draws: a bar per label, and what its axes say."""
+
+    labels: list[str]
+    heights: list[float]
+    xlabel: str
+    ylabel: str
+    counts: list[int] | None = None  # trajectories behind each bar, printed above it
+
+
+def env_panel(groups: dict[str, dict[str, Any]]) -> Panel:
+    r"""Success per env: a bar per env up to MAX_BARS envs, else how many envs fall in each band of success rate.
+
+    >>> many = {f"env-{i}": {"trajectories": 2, "success_rate": (i % 3) / 2} for i in range(30)}
+    >>> panel = env_panel(many)
+    >>> len(panel.labels), sum(panel.heights), panel.heights[0], panel.heights[5], panel.heights[9]
+    (10, 30.0, 10.0, 10.0, 10.0)
+    >>> env_panel({"bank": {"trajectories": 3, "success_rate": 1.0}})
+    Panel(labels=['bank'], heights=[100.0], xlabel='env', ylabel='success rate (%)', counts=[3])
+    """
+    if len(groups) <= MAX_BARS:
+        return Panel(list(groups), [100 * (g["success_rate"] or 0) for g in groups.values()], "env",
+                     "success rate (%)", [g["trajectories"] for g in groups.values()])
+    counts = [0] * 10
+    for g in groups.values():
+        counts[min(9, int(10 * (g["success_rate"] or 0)))] += 1
+    labels = [f"{10 * b}-{10 * b + 10}%" for b in range(10)]
+    return Panel(labels, [float(c) for c in counts], f"success rate per env ({len(groups)} envs; each env in "
+                 "report.md)", "envs")
+
+
+def length_panel(groups: dict[str, dict[str, Any]]) -> Panel:
+    r"""Success per reference solution length: a bar per length up to MAX_BARS, else per range of lengths.
+
+    >>> lengths = {str(n): {"trajectories": 2, "successes": 1, "success_rate": 0.5} for n in range(1, 46)}
+    >>> panel = length_panel(lengths)
+    >>> len(panel.labels) <= 20, panel.labels[0], panel.labels[-1], set(panel.heights)
+    (True, '1-3', '43-45', {50.0})
+    """
+    label = "reference solution length"
+    if len(groups) <= MAX_BARS or not all(k.isdigit() for k in groups):
+        return Panel(list(groups), [100 * (g["success_rate"] or 0) for g in groups.values()], label,
+                     "success rate (%)", [g["trajectories"] for g in groups.values()])
+    lengths = sorted(int(k) for k in groups)
+    width = -(-(lengths[-1] - lengths[0] + 1) // MAX_BARS)
+    ranges: dict[int, list[dict[str, Any]]] = {}
+    for n in lengths:
+        ranges.setdefault((n - lengths[0]) // width, []).append(groups[str(n)])
+    labels, heights, counts = [], [], []
+    for band, members in sorted(ranges.items()):
+        low = lengths[0] + band * width
+        runs, wins = sum(g["trajectories"] for g in members), sum(g["successes"] for g in members)
+        labels.append(f"{low}-{low + width - 1}")
+        heights.append(100 * wins / runs)
+        counts.append(runs)
+    return Panel(labels, heights, f"{label} (ranges of {width})", "success rate (%)", counts)
+
+
 def _plot(report: dict[str, Any], folder: Path) -> list[str]:
-    """Success rate per env and per solution length, side by side; skipped without matplotlib."""
+    """Success per env and per solution length, side by side (aggregated past MAX_BARS); skipped without matplotlib."""
     try:
         import matplotlib
 
@@ -171,15 +235,17 @@ def _plot(report: dict[str, Any], folder: Path) -> list[str]:
     if not report["trajectories"]:
         return []
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, key, label in ((axes[0], "by_env", "env"), (axes[1], "by_solution_length", "reference solution length")):
-        groups = report[key]
-        ax.bar(range(len(groups)), [100 * (g["success_rate"] or 0) for g in groups.values()], color="#4c72b0")
-        ax.set_xticks(range(len(groups)))
-        ax.set_xticklabels([f"{k}\nn={g['trajectories']}" for k, g in groups.items()], fontsize=7,
-                           rotation=30 if len(groups) > 6 else 0)
-        ax.set_ylim(0, 105)
-        ax.set_xlabel(label)
-        ax.set_ylabel("success rate (%)")
+    for ax, panel in ((axes[0], env_panel(report["by_env"])), (axes[1], length_panel(report["by_solution_length"]))):
+        bars = ax.bar(range(len(panel.labels)), panel.heights, color="#4c72b0")
+        if panel.counts is not None:
+            ax.bar_label(bars, [f"n={c}" for c in panel.counts], fontsize=6, padding=1)
+        slanted = len(panel.labels) > 6 or max(map(len, panel.labels)) > 8
+        ax.set_xticks(range(len(panel.labels)), panel.labels, fontsize=7, rotation=40 if slanted else 0,
+                      ha="right" if slanted else "center", rotation_mode="anchor")
+        if panel.ylabel.startswith("success"):
+            ax.set_ylim(0, 110)
+        ax.set_xlabel(panel.xlabel)
+        ax.set_ylabel(panel.ylabel)
         ax.grid(axis="y", alpha=0.3)
     fig.suptitle(f"Rollouts: {report['model']}" + (f" (simulator {report['simulator']}, verified yield "
                                                     f"{report['verified_yield']})" if report["simulator"] else ""))

@@ -301,3 +301,20 @@ def test_reference_agent_on_refusal_tasks(tmp_path: Path, solution: list[dict[st
                           env_doc="library", env_kind="sql", seed=0, max_steps=len(solution)).model_dump()
     assert cut["end"] == "max_steps" and cut["reward"] == 0.0 and not cut["success"]  # cut off before declining
     assert_openai_messages(t["messages"])
+
+
+def test_the_plot_of_a_large_rollout_aggregates_past_twenty_groups(tmp_path: Path) -> None:
+    from synth.rollout.report import MAX_BARS, _plot, env_panel, length_panel
+
+    by_env = {f"env-{i:03d}-abcdef": {"trajectories": 3, "successes": i % 4, "success_rate": (i % 4) / 3}
+              for i in range(210)}
+    by_length = {str(n): {"trajectories": 5, "successes": n % 5, "success_rate": (n % 5) / 5} for n in range(1, 31)}
+    envs, lengths = env_panel(by_env), length_panel(by_length)
+    assert len(envs.labels) <= MAX_BARS and sum(envs.heights) == 210 and envs.ylabel == "envs"
+    assert envs.heights[0] == 53 and envs.heights[9] == 52  # success 0 and success 1 (0/3 and 3/3)
+    assert len(lengths.labels) <= MAX_BARS and lengths.labels[0] == "1-2" and lengths.heights[0] == 30.0
+    assert lengths.counts == [10] * 15
+    few = env_panel(dict(list(by_env.items())[:MAX_BARS]))
+    assert len(few.labels) == MAX_BARS and few.labels[1] == "env-001-abcdef"  # a bar per env up to 20
+    report = {"trajectories": 630, "by_env": by_env, "by_solution_length": by_length, "model": "m", "simulator": None}
+    assert _plot(report, tmp_path) == ["rollouts.png"] and (tmp_path / "rollouts.png").stat().st_size > 0

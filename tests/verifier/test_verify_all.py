@@ -40,9 +40,11 @@ def test_verify_all_gives_the_same_reports_and_exit_status_locally_and_on_ray(ra
     assert [r["env"] for r in reports] == ["bank", "clinic", "library", "store", "no-parse"]  # catalog order
     assert _content(reports) == _content(json.loads(on_ray.stdout))
     assert [r["passed"] for r in reports] == [True, True, True, True, False]
-    for out in (local, on_ray):  # one line per finished env
+    for out in (local, on_ray):  # one line per finished env, with the count and the time left
         lines = [line for line in out.stderr.splitlines() if line.startswith("verified ")]
         assert sorted(line.split()[1].rstrip(":") for line in lines) == sorted(r["env"] for r in reports)
+        assert [line.split("[")[1].split(",")[0] for line in lines] == [f"{n}/5 envs" for n in range(1, 6)]
+        assert "left]" in lines[0] and out.stderr.splitlines()[-1].startswith("verify gate --all: 5/5 envs (100%) in ")
 
 
 def test_verify_envs_keeps_the_order_asked_and_an_empty_list_starts_no_worker(tmp_path):

@@ -132,14 +132,18 @@ class _Exporter:
             self.searches.append(search)
 
     # --- search -----------------------------------------------------------------------------------
-    def run_jobs(self, pool: JobPool, jobs: list[Job]) -> list[JobResult]:
-        """Run jobs in the sandbox (results in input order), counting jobs and calls for the report."""
+    def run_jobs(self, pool: JobPool, jobs: list[Job], stage: str) -> list[JobResult]:
+        """Run jobs in the sandbox (results in input order), counting jobs and calls for the report.
+
+        `progress(stage, done, total)` counts the jobs of `stage` as they finish.
+        """
         self.sandbox_jobs += len(jobs)
         self.sandbox_calls += sum(len(job.actions) for job in jobs)
-        return pool.run_many(jobs)
+        self.progress(stage, 0, len(jobs))
+        return pool.run_many(jobs, progress=lambda done, total: self.progress(stage, done, total))
 
-    def execute(self, pool: JobPool, planned: list[tuple[EnvSearch, Job]]) -> None:
-        results = self.run_jobs(pool, [job for _, job in planned])
+    def execute(self, pool: JobPool, planned: list[tuple[EnvSearch, Job]], stage: str) -> None:
+        results = self.run_jobs(pool, [job for _, job in planned], stage)
         for (search, job), result in zip(planned, results, strict=True):
             search.absorb(job, result)
 
@@ -159,8 +163,7 @@ class _Exporter:
 
     def search(self, pool: JobPool) -> None:
         self.rounds = 1
-        self.progress("search 1", 0, 1)
-        self.execute(pool, [(s, job) for s in self.searches for job in s.probe_jobs()])
+        self.execute(pool, [(s, job) for s in self.searches for job in s.probe_jobs()], "search 1")
         for search in self.searches:
             if not search.initial:
                 problem = next(iter(search.events), "no state loads")
@@ -179,8 +182,7 @@ class _Exporter:
             if not planned:
                 break
             self.rounds = round_number
-            self.progress(f"search {round_number}", 0, 1)
-            self.execute(pool, planned)
+            self.execute(pool, planned, f"search {round_number}")
 
     # --- selection --------------------------------------------------------------------------------
     def select(self, counts: dict[str, int]) -> dict[str, list[Candidate]]:
@@ -232,7 +234,7 @@ class _Exporter:
         return self.identities[candidate.key]
 
     # --- verification -----------------------------------------------------------------------------
-    def verify(self, pool: JobPool, candidates: list[Candidate]) -> None:
+    def verify(self, pool: JobPool, candidates: list[Candidate], stage: str = "verify") -> None:
         """Re-execute each new candidate twice from its state; record whether all three runs agree."""
         todo = [c for c in candidates if c.key not in self.verified]
         if not todo:
@@ -243,7 +245,7 @@ class _Exporter:
             for _ in range(2):
                 job = Job.for_env(handles[candidate.env], [candidate.action], state=candidate.state, snapshot=True)
                 jobs.append(job)
-        results = self.run_jobs(pool, jobs)
+        results = self.run_jobs(pool, jobs, stage)
         for index, candidate in enumerate(todo):
             ok, reason, item = self.check(candidate, results[2 * index: 2 * index + 2], handles[candidate.env])
             self.verified[candidate.key] = (ok, reason)
@@ -289,10 +291,9 @@ class _Exporter:
         for passes in range(1, self.VERIFY_PASSES + 1):
             chosen = self.select(counts)
             pending = [c for picks in chosen.values() for c in picks if c.key not in self.verified]
-            self.progress("verify", passes, self.VERIFY_PASSES)
             if not pending:
                 break
-            self.verify(pool, pending)
+            self.verify(pool, pending, f"verify {passes}")
         return {b: [c for c in picks if self.verified.get(c.key, (False, ""))[0]] for b, picks in chosen.items()}
 
     # --- the whole export --------------------------------------------------------------------------

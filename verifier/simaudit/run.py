@@ -19,6 +19,7 @@ from pathlib import Path
 
 from catalog.bench.items import Simulator
 from catalog.store import Catalog
+from catalog.usage import Usage
 from constraints.completeness import spec_of
 from constraints.extract import ExtractionError
 from sandbox.pool import DEFAULT_TIMEOUT, SandboxPool
@@ -32,7 +33,8 @@ from verifier.simaudit.settings import COUNTEREXAMPLES_FILE, META_FILE, Property
 
 __all__ = ["COUNTEREXAMPLES_FILE", "META_FILE", "PropertyAudit", "examples_for", "run_property_audit"]
 
-ProgressFn = Callable[[str, int, int], None]
+ProgressFn = Callable[[str, int, int, Usage], None]
+"""`progress(env, envs done, envs, model usage so far)`, before each env and once at the end."""
 
 
 def _claim(out: Path, simulator: Simulator) -> None:
@@ -57,7 +59,7 @@ def run_property_audit(catalog: Catalog, simulator: Simulator, out: Path, audit:
     """
     out = Path(out)
     _claim(out, simulator)
-    tell = progress or (lambda env, done, total: None)
+    tell = progress or (lambda env, done, total, used: None)
     if audit.env_ids is None:
         summaries, _ = catalog.list()
         ids = sorted(s.id for s in summaries)
@@ -75,7 +77,7 @@ def run_property_audit(catalog: Catalog, simulator: Simulator, out: Path, audit:
     pool = SandboxPool(1, timeout=timeout)
     try:
         for index, handle in enumerate(handles):
-            tell(handle.id, index, len(handles))
+            tell(handle.id, index, len(handles), book.used)
             try:
                 spec = spec_of(handle)
             except (ExtractionError, SyntaxError, ValueError) as exc:
@@ -91,7 +93,7 @@ def run_property_audit(catalog: Catalog, simulator: Simulator, out: Path, audit:
             search = EnvSearch(source, spec, book, examples=examples, seed_value=audit.seed)
             search.run(chosen)
             searches.append(search)
-        tell("", len(handles), len(handles))
+        tell("", len(handles), len(handles), book.used)
     finally:
         pool.close()
     book.ceiling = None

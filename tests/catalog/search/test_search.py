@@ -65,12 +65,42 @@ def test_reference_envs_are_searchable_in_an_empty_catalog(tmp_path, static):
     search = CatalogSearch(Catalog(tmp_path), static)
     results = search.search("borrow books", k=10)
     assert [r["id"] for r in results][0] == "library" and sorted(r["id"] for r in results) == sorted(REFERENCE_IDS)
-    assert set(results[0]) == {"id", "name", "score", "topic", "description", "reference"}
+    assert set(results[0]) == {"id", "name", "score", "semantic", "lexical", "topic", "description", "reference"}
     assert results[0]["name"] == "Lending library" and results[0]["reference"] is True
     assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
     assert search.search("transfer money between accounts", 1)[0]["id"] == "bank"
     assert search.search("book a doctor appointment", 1)[0]["id"] == "clinic"
     assert search.search("   ", 3) == [] and search.search("books", 0) == []
+
+
+# Two envs of a 200-env procedural catalog (their name, topic and the start of their description).
+HOTEL_GUESTS = ("Hotel front desk (guests)", "Hotel front desk: guests (blacklist, reinstate) with bookings",
+                "A hotel's front desk books rooms for guests, checks them in and out, and bills their stays.")
+SMART_HOME = ("Smart home hub (account holders)",
+              "Smart home hub: account holders (lock, unlock) with homes, devices, device events",
+              "Support agents for a smart-home platform manage account holders' homes, pair and update devices, arm "
+              "security modes, and triage device events.")
+
+
+def test_a_word_that_names_an_env_finds_it(tmp_path, static):
+    catalog = Catalog(tmp_path)
+    for env_id, (name, topic, description) in (("hotel-09f9f8", HOTEL_GUESTS), ("smart-home-743487", SMART_HOME)):
+        write(catalog, env_id, description, name=name, topic=topic)
+    search = CatalogSearch(catalog, static)
+    # The 64-d embedding alone ranks the smart-home env first for "hotel": BM25 on the env's words fixes that.
+    assert search.search("hotel", 1, lexical_weight=0.0)[0]["id"] == "smart-home-743487"
+    best = search.search("hotel", 2)
+    assert [hit["id"] for hit in best] == ["hotel-09f9f8", "smart-home-743487"]
+    assert best[0]["lexical"] == 1.0 and best[1]["lexical"] == 0.0
+    assert best[0]["score"] == round(0.6 * best[0]["semantic"] + 0.4, 4)
+    assert search.search("hotel room bookings", 1)[0]["id"] == "hotel-09f9f8"
+    # Queries with no word BM25 knows fall back to the embedding's order; nonsense is no error.
+    for query in ("!!! ???", "ホテル 予約", "the and of", "x" * 5000):
+        hits = search.search(query, 6)
+        assert [h["id"] for h in hits] == [h["id"] for h in search.search(query, 6, lexical_weight=0.0)]
+        assert all(h["lexical"] == 0.0 for h in hits)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        search.search("hotel", 1, lexical_weight=1.5)
 
 
 def test_search_catalog_and_a_catalog_folder_that_does_not_exist(tmp_path, static):
