@@ -40,7 +40,7 @@ from verifier.gate.findings import READ_PREFIXES, determinism_cause, first_diffe
 from verifier.gate.guards import reach_guards
 from verifier.gate.intent import PlanSimulator, disagreement, static_mismatches
 from verifier.gate.invariants import violations
-from verifier.gate.settings import COVERAGE, VERIFY
+from verifier.gate.settings import VERIFY
 from verifier.gate.typed_values import boundary, fitting, from_state, ill_typed_value, param_form, state_keys
 
 Sequence = tuple[str, list[Action]]
@@ -407,8 +407,7 @@ class PropertySuite:
         """Every extracted guard fires on some generated call (coverage).
 
         The intent check's calls (or as many here, without a plan), then a call climbed
-        in-process towards each guard they missed (verifier/gate/guards.py), then, for any still
-        missed, the random search at the synthesis effort's budget once more: so the synthesis
+        in-process towards each guard they missed (verifier/gate/guards.py): so the synthesis
         effort reaches the guards `verify gate` reaches, and both give this check one verdict.
         """
         run = self._coverage
@@ -416,8 +415,6 @@ class PropertySuite:
             run = self._guard_run(self.effort)
             run.run()
         reach_guards(run, seed=self.seed)
-        if run.guards.keys() - run.triggered:
-            run.search(int(self.GUARD_BUDGET * COVERAGE))
         report = run.report()
         ok = report.guards_triggered == report.guards_total
         return Verdict(ok, None if ok else {"untriggered": report.untriggered_guards},

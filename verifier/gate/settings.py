@@ -8,9 +8,9 @@ every candidate, so it looks least: 8 examples at effort 0.05 (what every run ha
 pipeline's own 10/0.25 was an unused older default) keeps 200 envs within 5 minutes.
 
 `every_guard_reachable` is the one check whose verdict followed the effort (more random calls
-reach more guards): after the random calls it climbs to each guard they missed
-(verifier/gate/guards.py), then searches at the `COVERAGE` budget once more, so the synthesis
-effort reaches what `verify gate` reaches and the manifest's quality score is the one it prints.
+reach more guards): after the random calls it climbs to each guard they missed, at every effort
+(verifier/gate/guards.py), so the synthesis effort reaches what `verify gate` reaches and the
+manifest's quality score is the one it prints.
 
 This module imports nothing heavy: the CLI reads it to build its parser.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["COVERAGE", "GATE", "GateEffort", "MUTATION", "SYNTHESIS", "VERIFY"]
+__all__ = ["GATE", "GateEffort", "MUTATION", "SYNTHESIS", "VERIFY"]
 
 GATE = 0.85  # share of scored checks an env must pass (and no critical check may fail)
 
@@ -35,4 +35,3 @@ class GateEffort:
 VERIFY = GateEffort(examples=120, effort=1.0)
 MUTATION = GateEffort(examples=40, effort=1.0)
 SYNTHESIS = GateEffort(examples=8, effort=0.05)
-COVERAGE = SYNTHESIS.effort  # the budget of every_guard_reachable's search after the climb, at every effort
