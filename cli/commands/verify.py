@@ -100,7 +100,7 @@ def _sandbox_options(parser: argparse.ArgumentParser, effort: GateEffort) -> Non
     parser.add_argument("--examples", type=POSITIVE, default=effort.examples,
                         help=f"hypothesis examples per property (default: {effort.examples})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the guard search (default: 0)")
-    parser.add_argument("--workers", type=POSITIVE, default=2, help="sandbox worker processes (default: 2); with --all, envs checked side by side, one worker each")
+    parser.add_argument("--workers", type=POSITIVE, default=2, help="sandbox worker processes (default: 2); with --all and for mutants, envs checked side by side, one worker each")
     parser.add_argument("--timeout", type=SECONDS, default=DEFAULT_TIMEOUT, help="seconds per call before a worker "
                         f"is killed (default: {DEFAULT_TIMEOUT:g})")
 
