@@ -1,16 +1,19 @@
-"""Synthesis throughput: envs/s with 1 and 2 workers, the gate's CPU, and (optionally) a baseline checkout.
+"""Synthesis throughput, CPU per stage, and the gate's verdicts, against a baseline checkout in the same run.
 
-    python bench/synthesis.py [--n 20] [--baseline DIR]
+    python bench/synthesis.py [--n 200] [--seed 1] [--baseline DIR] [--stage-envs 20] [--agree 3] [--json]
 
-All runs use the same seed on fresh temporary catalogs, back to back, so the ratios are measured
-under the same machine load. Prints:
-- registered envs per second with 1 and 2 workers, the speed-up of two, each stage's share of
-  the summed stage time, and the wall time 200 envs would take at that rate;
-- the quality gate's CPU seconds (the checking process and its sandbox processes, which wall
-  time on a shared machine does not show) over the envs the 2-worker run registered;
-- with `--baseline DIR` (another checkout of envforge, e.g. a git worktree of main): the same
-  gate CPU measured with that checkout's code on the same envs, whether both gates reached the
-  same verdict on every check, and the wall time of `synthesize --n N` with each checkout's CLI.
+Every measurement runs each checkout's own code (a child process with the checkout first on
+sys.path), back to back, so ratios are taken under the same machine load. Prints:
+- `wall_s`, `envs`: `cli.py synthesize --n N --seed S` (2 workers, the CLI's default) on a
+  fresh catalog, wall time and registered envs, for this checkout and the baseline;
+- `cpu_s_per_env`: CPU seconds per env by stage (this process and its sandbox processes, which
+  wall time on a shared machine does not show), the pipeline's nodes run one slot at a time on
+  the first `--stage-envs` topics of the seed;
+- `gate`: both checkouts' gates (synthesis effort, seed 0) on the envs this checkout's run
+  registered: CPU per env and every check's verdict compared (`verdict_differences` lists
+  env/check pairs whose verdict differs; details such as call counts may differ);
+- `agreement`: on `--agree` of those envs, `verify gate ENV --json` (full effort) against the
+  manifest's `quality` (the score and every check's verdict).
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import argparse
 import collections
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,19 +30,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def one(n: int, workers: int, seed: int, keep: Path | None = None) -> tuple[float, Any]:
-    """One in-process run; `keep` receives a copy of its catalog."""
-    from synth.run import RunConfig, synthesize
-
-    with tempfile.TemporaryDirectory(prefix="envforge-bench-") as root:
-        started = time.monotonic()
-        report = synthesize(RunConfig(n=n, catalog=root, workers=workers, seed=seed), progress=False)
-        seconds = time.monotonic() - started
-        if keep is not None:
-            shutil.copytree(root, keep, ignore=shutil.ignore_patterns(".runs"))
-        return seconds, report
+STAGES = ("mine", "dedup", "plan", "schema", "code", "static_check", "states", "execute", "tasks", "gate", "register")
 
 
 def tree_cpu(pid: int) -> float:
@@ -65,8 +55,44 @@ def tree_cpu(pid: int) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_now() -> float:
+    return time.process_time() + tree_cpu(os.getpid())
+
+
+# --- child-process measurements (run with the checkout to measure first on sys.path) ---------------
+
+def stage_cpu(n: int, seed: int, out: str) -> None:
+    """The pipeline's nodes in order on `n` topics, one slot at a time, with each node's CPU (no dedup)."""
+    from catalog.store import Catalog
+    from synth.generators import ProceduralGenerator
+    from synth.nodes import NODES
+    from synth.slot import Context
+    from verifier.gate.settings import SYNTHESIS
+
+    cpu: dict[str, float] = collections.defaultdict(float)
+    registered = 0
+    with tempfile.TemporaryDirectory(prefix="envforge-bench-") as root:
+        run_dir = Path(root) / ".runs" / "bench"
+        run_dir.mkdir(parents=True)
+        ctx = Context(run_dir=run_dir, catalog=Catalog(root, include_reference=False),
+                      generator=ProceduralGenerator(), gate_examples=SYNTHESIS.examples, gate_effort=SYNTHESIS.effort)
+        try:
+            for slot in range(n):
+                state: Any = {"run_id": "bench", "slot": slot, "seed": seed, "stages": {}}  # a SlotState
+                for name in STAGES:
+                    before = cpu_now()
+                    state = {**state, **NODES[name](state, ctx)}
+                    cpu[name] += cpu_now() - before
+                    if state.get("status") not in (None, "running"):
+                        break
+                registered += state.get("status") == "registered"
+        finally:
+            ctx.close()
+    Path(out).write_text(json.dumps({"envs": n, "registered": registered, "cpu_s": dict(cpu)}))
+
+
 def gate_cpu(catalog: str, out: str) -> None:
-    """(In a child process, with the checkout to measure first on sys.path.) Gate every synthesized env once."""
+    """Gate every env of `catalog` once at the synthesis effort; CPU, wall and each check's verdict."""
     from catalog.store import Catalog
     from sandbox.pool import SandboxPool
     from verifier.gate.run import verify_env
@@ -75,75 +101,138 @@ def gate_cpu(catalog: str, out: str) -> None:
     store = Catalog(catalog, include_reference=False)
     ids = sorted(summary.id for summary in store.list()[0])
     pool = SandboxPool(workers=1)
-    started, wall = time.process_time(), time.monotonic()
+    started, wall = cpu_now(), time.monotonic()
     verdicts = {}
     for env_id in ids:
-        report = verify_env(store.get(env_id), pool, examples=SYNTHESIS.examples, effort=SYNTHESIS.effort).model_dump(mode="json")
-        verdicts[env_id] = {c["name"]: [c["ok"], c.get("detail")] for c in report["checks"]}
-    main_cpu = time.process_time() - started
-    sandbox_cpu = tree_cpu(os.getpid())
+        report = verify_env(store.get(env_id), pool, examples=SYNTHESIS.examples, effort=SYNTHESIS.effort)
+        verdicts[env_id] = {c.name: [c.ok, c.detail] for c in report.checks}
+    cpu = cpu_now() - started
     pool.close()
-    Path(out).write_text(json.dumps({"envs": len(ids), "main_cpu": main_cpu, "sandbox_cpu": sandbox_cpu,
-                                     "wall": time.monotonic() - wall, "verdicts": verdicts}))
+    Path(out).write_text(json.dumps({"envs": len(ids), "cpu_s": cpu, "wall_s": time.monotonic() - wall,
+                                     "verdicts": verdicts}))
 
 
-def measure_gate(checkout: Path, catalog: Path) -> dict[str, Any]:
+# --- the driver ------------------------------------------------------------------------------------
+
+def python(checkout: Path) -> str:
+    """The checkout's own venv interpreter if it has one (its dependencies as it pinned them), else this one."""
+    own = checkout / ".venv" / "bin" / "python"
+    return str(own) if own.is_file() else sys.executable
+
+
+def child(checkout: Path, *args: str) -> dict[str, Any]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        env = {**os.environ, "PYTHONPATH": str(checkout)}
-        subprocess.run([sys.executable, str(Path(__file__).resolve()), "--gate-cpu", str(catalog), "--out", out.name],
-                       check=True, cwd=checkout, env=env)
+        subprocess.run([python(checkout), str(Path(__file__).resolve()), *args, "--out", out.name], check=True,
+                       cwd=checkout, env={**os.environ, "PYTHONPATH": str(checkout)})
         return json.loads(Path(out.name).read_text())
 
 
-def cli_wall(checkout: Path, n: int, seed: int) -> float:
-    with tempfile.TemporaryDirectory(prefix="envforge-bench-") as root:
-        started = time.monotonic()
-        subprocess.run([sys.executable, "cli.py", "synthesize", "--n", str(n), "--seed", str(seed), "--catalog", root,
-                        "--json"], check=True, cwd=checkout, stdout=subprocess.DEVNULL,
-                       env={**os.environ, "PYTHONPATH": str(checkout)})
-        return time.monotonic() - started
+def cli_run(checkout: Path, n: int, seed: int, catalog: Path) -> tuple[float, int]:
+    """`synthesize --n N` with the checkout's CLI into `catalog`: wall seconds and envs registered."""
+    started = time.monotonic()
+    done = subprocess.run([python(checkout), "cli.py", "synthesize", "--n", str(n), "--seed", str(seed), "--catalog",
+                           str(catalog), "--json"], cwd=checkout, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(checkout)})
+    seconds = time.monotonic() - started
+    if done.returncode not in (0, 1):  # 1: fewer registered than asked, still a measurement
+        raise SystemExit(f"synthesize failed with {checkout}: {done.stderr.strip()[-500:]}")
+    return seconds, int(json.loads(done.stdout)["registered"])
+
+
+def agreement(catalog: Path, count: int) -> dict[str, Any]:
+    """`verify gate ENV --json` (this checkout, full effort) against each env's manifest quality."""
+    ids = sorted(p.name for p in catalog.iterdir() if (p / "env.json").is_file())[:count]
+    rows = {}
+    for env_id in ids:
+        done = subprocess.run([python(ROOT), "cli.py", "verify", "gate", env_id, "--catalog", str(catalog), "--json"],
+                              cwd=ROOT, capture_output=True, text=True)
+        report = json.loads(done.stdout)
+        quality = json.loads((catalog / env_id / "env.json").read_text())["quality"]
+        checks = {c["name"]: c["ok"] for c in report["checks"]}
+        rows[env_id] = {"verify_score": report["score"], "manifest_score": quality["score"],
+                        "equal": report["score"] == quality["score"] and checks == quality["checks"],
+                        "differing": sorted(k for k in checks if checks[k] != quality["checks"].get(k))}
+    return {"envs": len(rows), "all_equal": all(r["equal"] for r in rows.values()), "per_env": rows}
+
+
+def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, list[str]]:
+    """Checks whose verdict (pass/fail) differs, per env (details such as call counts are not compared)."""
+    out: dict[str, list[str]] = {}
+    for env_id, checks in ours.items():
+        other = theirs.get(env_id, {})
+        differing = sorted(name for name in set(checks) | set(other)
+                           if (checks.get(name) or [None])[0] != (other.get(name) or [None])[0])
+        if differing:
+            out[env_id] = differing
+    return out
+
+
+def measure(checkout: Path, args: argparse.Namespace, catalog: Path) -> dict[str, Any]:
+    wall, envs = cli_run(checkout, args.n, args.seed, catalog)
+    stages = child(checkout, "--stage-cpu", str(args.stage_envs), "--seed", str(args.seed))
+    per_env = {name: round(stages["cpu_s"].get(name, 0.0) / max(1, stages["envs"]), 3) for name in STAGES}
+    return {"wall_s": round(wall, 1), "envs": envs, "cpu_s_per_env": per_env,
+            "cpu_s_per_env_total": round(sum(per_env.values()), 3)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=20)
+    parser.add_argument("--n", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--baseline", type=Path, help="another envforge checkout to compare with (e.g. main's)")
+    parser.add_argument("--stage-envs", type=int, default=20, help="topics the per-stage CPU is measured on")
+    parser.add_argument("--agree", type=int, default=3, help="envs `verify gate` is compared with the manifest on")
+    parser.add_argument("--json", action="store_true", help="one JSON object instead of lines")
+    parser.add_argument("--stage-cpu", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--gate-cpu", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.stage_cpu is not None or args.gate_cpu:  # the checkout's packages, not bench/'s scripts (bench/sandbox.py)
+        sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+    if args.stage_cpu is not None:
+        stage_cpu(args.stage_cpu, args.seed, args.out)
+        return
     if args.gate_cpu:
         gate_cpu(args.gate_cpu, args.out)
         return
+    checkouts = {"this": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
     with tempfile.TemporaryDirectory(prefix="envforge-bench-envs-") as scratch:
-        envs = Path(scratch) / "catalog"
-        results = {}
-        for workers in (1, 2):
-            seconds, report = one(args.n, workers, args.seed, keep=envs if workers == 2 else None)
-            results[workers] = (seconds, report)
-            print(f"workers={workers}: {report.registered} envs in {seconds:.1f} s = {report.registered / seconds:.2f} "
-                  f"envs/s ({report.proposed} proposed, {report.deduplicated} duplicates, {report.rejected} rejected)")
-        print(f"speed-up of 2 workers over 1: {results[1][0] / results[2][0]:.2f}x")
-        stages = results[2][1].model_dump(mode="json")["stages"]
-        total = sum(s["wall_s"] for s in stages.values()) or 1.0
-        print("stage share of summed stage time (2 workers): " + ", ".join(
-            f"{name} {s['wall_s'] / total:.0%}" for name, s in sorted(stages.items(), key=lambda kv: -kv[1]["wall_s"])))
-        per_env = results[2][0] / max(1, results[2][1].registered)
-        print(f"projected wall time for 200 envs at this rate: {per_env * 200:.0f} s")
-        checkouts = [("this checkout", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
-        gates = {}
-        for label, checkout in checkouts:
-            gates[label] = gate = measure_gate(checkout, envs)
-            print(f"gate CPU, {label}: {gate['main_cpu']:.2f} s checking + {gate['sandbox_cpu']:.2f} s in the sandbox "
-                  f"over {gate['envs']} envs = {(gate['main_cpu'] + gate['sandbox_cpu']) / max(1, gate['envs']):.2f} s/env")
+        result: dict[str, Any] = {"n": args.n, "seed": args.seed}
+        for label, checkout in checkouts.items():
+            measured = measure(checkout, args, Path(scratch) / label)
+            result.update(measured) if label == "this" else result.update({label: measured})
+        ours = Path(scratch) / "this"
+        gates = {label: child(checkout, "--gate-cpu", str(ours)) for label, checkout in checkouts.items()}
+        result["gate"] = {label: {"envs": g["envs"], "cpu_s_per_env": round(g["cpu_s"] / max(1, g["envs"]), 3),
+                                  "wall_s_per_env": round(g["wall_s"] / max(1, g["envs"]), 3)}
+                          for label, g in gates.items()}
         if args.baseline:
-            ours, theirs = gates["this checkout"], gates["baseline"]
-            ratio = (theirs["main_cpu"] + theirs["sandbox_cpu"]) / max(1e-9, ours["main_cpu"] + ours["sandbox_cpu"])
-            same = ours["verdicts"] == theirs["verdicts"]
-            print(f"gate CPU, baseline / this checkout: {ratio:.2f}x; same verdict and detail on every check: {same}")
-            walls = {label: cli_wall(checkout, args.n, args.seed) for label, checkout in checkouts}
-            print(f"synthesize --n {args.n} wall: this checkout {walls['this checkout']:.1f} s, baseline "
-                  f"{walls['baseline']:.1f} s ({walls['baseline'] / walls['this checkout']:.2f}x)")
+            diff = differences(gates["this"]["verdicts"], gates["baseline"]["verdicts"])
+            result["verdict_differences"] = diff
+            result["verdicts_equal"] = not diff
+            result["ratio_wall"] = round(result["baseline"]["wall_s"] / max(1e-9, result["wall_s"]), 2)
+            result["ratio_cpu_per_env"] = round(result["baseline"]["cpu_s_per_env_total"]
+                                                / max(1e-9, result["cpu_s_per_env_total"]), 2)
+        if args.agree:
+            result["agreement"] = agreement(ours, args.agree)
+    if args.json:
+        print(json.dumps(result))
+        return
+    for label in checkouts:
+        row = result if label == "this" else result[label]
+        print(f"{label}: synthesize --n {args.n} in {row['wall_s']} s wall, {row['envs']} envs; CPU s/env by stage: "
+              + ", ".join(f"{k} {v}" for k, v in row["cpu_s_per_env"].items() if v >= 0.005)
+              + f" (total {row['cpu_s_per_env_total']})")
+        print(f"{label}: gate on this checkout's envs: {result['gate'][label]['cpu_s_per_env']} CPU s/env, "
+              f"{result['gate'][label]['wall_s_per_env']} wall s/env")
+    if args.baseline:
+        print(f"baseline / this: wall {result['ratio_wall']}x, CPU per env {result['ratio_cpu_per_env']}x; "
+              f"every check's verdict equal: {result['verdicts_equal']}"
+              + (f" (differing: {result['verdict_differences']})" if result["verdict_differences"] else ""))
+    if args.agree:
+        agree = result["agreement"]
+        print(f"verify gate vs manifest quality on {agree['envs']} envs: all equal {agree['all_equal']}; "
+              + ", ".join(f"{k} {v['verify_score']}/{v['manifest_score']}" for k, v in agree["per_env"].items()))
 
 
 if __name__ == "__main__":

@@ -244,7 +244,12 @@ class CompletenessRun:
                 for index in range(self.calls_per_tool):
                     action = Action(name=tool, arguments=self.arguments(tool, self.states[state_name], index % 3 == 2))
                     self.sequence(state_name, [action])
-        for _ in range(self.search_budget):
+        self.search(self.search_budget)
+        return self.report()
+
+    def search(self, budget: int) -> None:
+        """Up to `budget` more sequences aimed at the tools of guards not seen to fire yet (none once all have)."""
+        for _ in range(budget):
             missing = [key for key in self.guards if key not in self.triggered]
             if not missing:
                 break
@@ -254,7 +259,6 @@ class CompletenessRun:
             prefix = self.rng.sample(pool, k=min(len(pool), self.rng.randint(0, 3)))
             action = Action(name=tool, arguments=self.arguments(tool, self.states[state_name], self.rng.random() < 0.3))
             self.sequence(state_name, [*prefix, action])
-        return self.report()
 
     # --- evaluation -------------------------------------------------------------------------
     def sequence(self, state_name: str, actions: list[Action]) -> None:

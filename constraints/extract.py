@@ -92,7 +92,8 @@ def shared_spec(source: str, kind: str, entry: str | None = None, *, failure_exc
         spec = shared_spec(normalized.source, kind, normalized.entry, failure_exceptions=failure_exceptions,
                            declared_kinds=declared_kinds)
         return _with_markers(spec)
-    options = json.dumps([kind, entry, failure_exceptions, declared_kinds], sort_keys=True)
+    # keyed by what extraction reads: None and [] (a manifest's default) are the same options, in any order
+    options = json.dumps([kind, entry, sorted(set(failure_exceptions or [])), declared_kinds or {}], sort_keys=True)
     key = hashlib.sha256(f"{options}\0{source}".encode()).hexdigest()  # the source is hashed as is: no escaping
     with _LOCK:
         cached = _CACHE.get(key)

@@ -169,7 +169,8 @@ def gate(state: SlotState, ctx: Context) -> dict[str, Any]:
         extra.append(CheckResult("judge_agrees_with_execution", judged["ok"],
                                  {"disagreements": judged["listed"]} if judged["listed"] else None,
                                  judged["detail"]))
-    report = verify_env(handle, ctx.pool, examples=ctx.gate_examples, seed=state["seed"], effort=ctx.gate_effort,
+    # seed 0, `verify gate`'s default: verify repeats this gate's searches, so the manifest's score is the one it prints
+    report = verify_env(handle, ctx.pool, examples=ctx.gate_examples, seed=0, effort=ctx.gate_effort,
                         extra_checks=extra).model_dump(mode="json")  # slot state is checkpointed as JSON
     if judged is not None:
         report["judge"] = judged

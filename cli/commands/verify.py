@@ -59,15 +59,14 @@ def cmd_verify_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_mutants(args: argparse.Namespace) -> int:
-    from sandbox.pool import SandboxPool
     from verifier.gate.mutation import mutation_test, render_mutation_report
 
     catalog = open_catalog(args)
     ids = [args.env] if args.env else [s.id for s in catalog.list()[0] if s.reference]
     handles = [catalog.get(env_id) for env_id in ids]
     print(f"mutation testing the gate on {', '.join(ids)} ...", file=sys.stderr)
-    with SandboxPool(args.workers, timeout=args.timeout) as pool:
-        report = mutation_test(handles, args.count, pool, seed=args.seed, examples=args.examples)
+    report = mutation_test(handles, args.count, seed=args.seed, examples=args.examples, workers=args.workers,
+                           timeout=args.timeout)  # envs side by side, one process (and sandbox worker) each
     if args.json:
         print_json(report.model_dump(mode="json"))
     else:
@@ -104,7 +103,7 @@ def _sandbox_options(parser: argparse.ArgumentParser, effort: GateEffort) -> Non
     parser.add_argument("--examples", type=POSITIVE, default=effort.examples,
                         help=f"hypothesis examples per property (default: {effort.examples})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the guard search (default: 0)")
-    parser.add_argument("--workers", type=POSITIVE, default=2, help="sandbox worker processes (default: 2); with --all, envs checked side by side, one worker each")
+    parser.add_argument("--workers", type=POSITIVE, default=2, help="sandbox worker processes (default: 2); with --all and for mutants, envs checked side by side, one worker each")
     parser.add_argument("--timeout", type=SECONDS, default=DEFAULT_TIMEOUT, help="seconds per call before a worker "
                         f"is killed (default: {DEFAULT_TIMEOUT:g})")
 

@@ -55,6 +55,10 @@ def test_small_run_registers_verified_envs_with_a_report(tmp_path):
             assert handle.tasks()
             verdict = verify_env(handle, pool, examples=25, effort=0.3)
             assert verdict.passed, verdict
+            # one quality score: the gate at another effort (as `verify gate` runs it) gives the manifest's verdicts
+            quality = handle.manifest.quality
+            assert quality is not None and quality.score == verdict.score
+            assert quality.checks == {c.name: c.ok for c in verdict.checks}
 
 
 def test_same_seed_same_envs(tmp_path):

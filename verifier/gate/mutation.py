@@ -25,7 +25,8 @@ from pydantic import ConfigDict
 
 from catalog.jsonmodel import JsonModel
 from catalog.store import EnvHandle, read_env
-from sandbox.pool import SandboxPool
+from executors import LOCAL, Recipe, open_pool
+from sandbox.pool import DEFAULT_TIMEOUT, SandboxPool
 from verifier.gate.run import verify_env
 from verifier.gate.settings import MUTATION
 
@@ -305,22 +306,81 @@ class MutationReport(JsonModel):
     survivors: list[dict[str, Any]]  # env, operator, line, change
 
 
-def mutation_test(handles: list[EnvHandle], count: int, pool: SandboxPool, *, seed: int = 0,
-                  examples: int = MUTATION.examples) -> MutationReport:
-    """Run the gate on `count` mutants of known-good envs and on the clean envs themselves."""
-    false_alarms = [h.id for h in handles
-                    if not verify_env(h, pool, examples=examples, seed=seed, effort=MUTATION.effort).passed]
-    results = []
-    with tempfile.TemporaryDirectory(prefix="envforge-mutants-") as scratch:
-        for index, mutant in enumerate(select_mutants(handles, count, seed)):
-            source_dir = next(h.path for h in handles if h.id == mutant.env_id)
-            folder = Path(scratch) / f"{index:04d}" / mutant.env_id
-            shutil.copytree(source_dir, folder)
-            (folder / "env.py").write_text(mutant.source, encoding="utf-8")
-            report = verify_env(read_env(folder), pool, examples=examples, seed=seed, effort=MUTATION.effort,
-                                stop_early=True)
-            results.append((mutant, not report.passed, report.failing))
+# A unit of a mutation run: a clean env to gate (its folder), or a mutant (its index, env folder, source).
+Unit = tuple[str, int, str, str]
+
+
+class _MutantWorker:
+    """What a worker keeps between units: one sandbox pool and a scratch folder for the mutants' env folders."""
+
+    def __init__(self, recipe: MutantWorkers, pool: SandboxPool | None = None) -> None:
+        self.recipe = recipe
+        self.owned = pool is None
+        self.pool = pool if pool is not None else SandboxPool(1, timeout=recipe.timeout)
+        self.scratch = Path(tempfile.mkdtemp(prefix="envforge-mutants-"))
+
+    def run(self, unit: Unit) -> tuple[bool, list[str]]:
+        """(passed, failing checks) of the unit's env; a mutant's run stops at its first critical failure."""
+        kind, index, env_dir, source = unit
+        r = self.recipe
+        if kind == "clean":
+            report = verify_env(read_env(Path(env_dir)), self.pool, examples=r.examples, seed=r.seed,
+                                effort=MUTATION.effort)
+            return report.passed, report.failing
+        folder = self.scratch / f"{index:04d}" / Path(env_dir).name
+        shutil.copytree(env_dir, folder)
+        (folder / "env.py").write_text(source, encoding="utf-8")
+        try:
+            report = verify_env(read_env(folder), self.pool, examples=r.examples, seed=r.seed,
+                                effort=MUTATION.effort, stop_early=True)
+        finally:
             shutil.rmtree(folder.parent, ignore_errors=True)
+        return report.passed, report.failing
+
+    def close(self) -> None:
+        if self.owned:
+            self.pool.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class MutantWorkers(Recipe[Unit, tuple[bool, list[str]]]):
+    """The recipe of a mutation run's worker process: the gate's settings (units carry their env folders)."""
+
+    examples: int = MUTATION.examples
+    seed: int = 0
+    timeout: float = DEFAULT_TIMEOUT
+
+    def open(self) -> _MutantWorker:
+        return _MutantWorker(self)
+
+
+def mutation_test(handles: list[EnvHandle], count: int, pool: SandboxPool | None = None, *, seed: int = 0,
+                  examples: int = MUTATION.examples, workers: int = 1,
+                  timeout: float = DEFAULT_TIMEOUT) -> MutationReport:
+    """Run the gate on `count` mutants of known-good envs and on the clean envs themselves.
+
+    With `workers` > 1 the envs are gated side by side in that many local processes (each with
+    its own sandbox pool); each env's verdict is its own, so the report is the same. Otherwise
+    they run here, on `pool` (a fresh one-worker pool if None).
+    """
+    mutants = select_mutants(handles, count, seed)
+    folders = {h.id: str(h.path) for h in handles}
+    units: list[Unit] = [("clean", -1, str(h.path), "") for h in handles]
+    units += [("mutant", index, folders[m.env_id], m.source) for index, m in enumerate(mutants)]
+    recipe = MutantWorkers(examples=examples, seed=seed, timeout=timeout)
+    if workers > 1:
+        with open_pool(LOCAL, recipe, min(workers, len(units)), name="mutants") as gates:
+            verdicts = [f.result() for f in [gates.submit(unit) for unit in units]]
+    else:
+        worker = _MutantWorker(recipe, pool)
+        try:
+            verdicts = [worker.run(unit) for unit in units]
+        finally:
+            worker.close()
+    false_alarms = [h.id for h, (passed, _) in zip(handles, verdicts, strict=False) if not passed]
+    results = [(mutant, not passed, failing)
+               for mutant, (passed, failing) in zip(mutants, verdicts[len(handles):], strict=True)]
     killed = [r for r in results if r[1]]
     survivors = [{"env": m.env_id, "operator": m.operator, "line": m.line, "change": m.description}
                  for m, was_killed, _ in results if not was_killed]

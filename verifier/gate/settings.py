@@ -7,6 +7,11 @@ as many as 120 there, and a critical failure ends a mutant's run early); synthes
 every candidate, so it looks least: 8 examples at effort 0.05 (what every run has used; the
 pipeline's own 10/0.25 was an unused older default) keeps 200 envs within 5 minutes.
 
+`every_guard_reachable` is the one check whose verdict followed the effort (more random calls
+reach more guards): after the random calls it climbs to each guard they missed, at every effort
+(verifier/gate/guards.py), so the synthesis effort reaches what `verify gate` reaches and the
+manifest's quality score is the one it prints.
+
 This module imports nothing heavy: the CLI reads it to build its parser.
 """
 
