@@ -16,6 +16,7 @@ from synth.procedural.blueprint import Blueprint, SizeName
 from synth.procedural.compiler import compile_env
 from synth.procedural.design import design, topic_text
 from synth.procedural.ontology import load_domains
+from synth.procedural.ontology.variants import all_domains, proposal_order
 
 __all__ = ["Usage", "Generator", "ProceduralGenerator", "split_schema", "topic_text"]
 
@@ -49,15 +50,19 @@ def split_schema(source: str) -> str:
 
 
 class ProceduralGenerator:
-    """Ontology + seed -> blueprint -> compiled code; no model, no network."""
+    """Ontology + seed -> blueprint -> compiled code; no model, no network.
+
+    Slots take the domains and their variants (niches) in `proposal_order`: every niche once
+    before any gets a second design, so a run's topics stay distinct as long as they can.
+    """
 
     name = "procedural"
     model = None
     can_correct = False
 
     def __init__(self, domain_order: list[str] | None = None, *, size: SizeName = "medium") -> None:
-        self.domains = {d.id: d for d in load_domains()}
-        self.order = domain_order or sorted(self.domains)
+        self.domains = {d.id: d for d in all_domains()}
+        self.order = proposal_order(domain_order or sorted(d.id for d in load_domains()))
         self.size = size
 
     def topic(self, slot: int, seed: int) -> tuple[dict[str, Any], Usage]:
