@@ -60,9 +60,12 @@ class ProceduralGenerator:
     model = None
     can_correct = False
 
-    def __init__(self, domain_order: list[str] | None = None, *, size: SizeName = "medium") -> None:
+    def __init__(self, domain_order: list[str] | None = None, *, size: SizeName = "medium",
+                 niches: bool = True) -> None:
+        """`niches=False` proposes the base domains only (what bench/synthesis.py --yield-curve compares with)."""
         self.domains = {d.id: d for d in all_domains()}
-        self.order = proposal_order(domain_order or sorted(d.id for d in load_domains()))
+        base = domain_order or sorted(d.id for d in load_domains())
+        self.order = proposal_order(base) if niches else list(base)
         self.size = size
 
     def topic(self, slot: int, seed: int) -> tuple[dict[str, Any], Usage]:
