@@ -152,7 +152,7 @@ def topic_curve(targets: list[int], seed: int, niches: bool) -> dict[str, Any]:
         curve.append({"n": n, "cap": default_max_proposals(n), "proposals": proposals,
                       "distinct_topics_within_cap": min(n, sum(p <= default_max_proposals(n) for p, _ in accepted)),
                       "yield": round(n / proposals, 4) if proposals else None, "distinct_schemas": len(schemas),
-                      "max_pairwise_cosine": round(float(cosines.max()), 4) if len(first) > 1 else None})
+                      "max_pairwise_cosine": round(float(cosines.max()), 6) if len(first) > 1 else None})
     return {"niches": niches, "designable_domains": len(set(generator.order)), "seconds": round(seconds, 1),
             "proposed": proposed, "distinct_topics": len(accepted), "dedup_threshold": dedup.threshold, "curve": curve}
 

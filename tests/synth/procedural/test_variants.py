@@ -90,3 +90,15 @@ def test_a_niche_designs_plans_compiles_and_has_solvable_tasks(index):
     states = initial_states(bp)
     assert all(violations(bp.invariants, state) == [] for state in states.values())
     assert make_tasks(bp, plan, states), bp.env_id
+
+
+def test_a_domains_next_designs_centre_on_its_other_lifecycle_entities():
+    from synth.generators import ProceduralGenerator
+
+    generator = ProceduralGenerator([d.id for d in BASE])
+    rounds = len(generator.order)
+    hotel = generator.order.index("hotel")
+    topics = [generator.topic(hotel + r * rounds, 0)[0] for r in range(3)]
+    focuses = [generator.blueprint(t)[0].entities[0].name for t in topics]
+    assert len(set(focuses)) == 3 and "focus" not in topics[0] and topics[1]["focus"] == focuses[1]
+    assert generator.blueprint(topics[1])[0].env_id == topics[1]["env_id"]  # the plan stage designs the same env
