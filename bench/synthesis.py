@@ -1,6 +1,7 @@
 """Synthesis throughput, CPU per stage, and the gate's verdicts, against a baseline checkout in the same run.
 
     python bench/synthesis.py [--n 200] [--seed 1] [--baseline DIR] [--stage-envs 20] [--agree 3] [--json]
+    python bench/synthesis.py --yield-curve 200,500,1000,2000 [--seed 0]
 
 Every measurement runs each checkout's own code (a child process with the checkout first on
 sys.path), back to back, so ratios are taken under the same machine load. Prints:
@@ -14,6 +15,17 @@ sys.path), back to back, so ratios are taken under the same machine load. Prints
   env/check pairs whose verdict differs; details such as call counts may differ);
 - `agreement`: on `--agree` of those envs, `verify gate ENV --json` (full effort) against the
   manifest's `quality` (the score and every check's verdict).
+
+`--yield-curve N,N,...` measures instead how far the procedural backend goes before topic dedup
+runs out, as JSON: the run's own mining and dedup (its generator, its domain order for the seed,
+a fresh catalog's dedup filter, ids claimed once) proposing up to each N's default cap, with the
+ontology's niches and, side by side, without them (base domains only). Per N: the proposals it
+took to have N distinct topics (null if the cap came first), the distinct topics found within
+the cap, yield = N / proposals, and for the first N topics their distinct table schemas and
+largest pairwise cosine (below the dedup threshold by construction; measured, not assumed). It
+runs no gate: a full `synthesize --n N` registers what passes the gate out of these (the gate
+rejected 0 of 200 procedural envs at the last measurement), so its report's registered/proposed
+is this curve's yield times the gate's pass rate.
 """
 
 from __future__ import annotations
@@ -175,6 +187,54 @@ def measure(checkout: Path, args: argparse.Namespace, catalog: Path) -> dict[str
             "cpu_s_per_env_total": round(sum(per_env.values()), 3)}
 
 
+def topic_curve(targets: list[int], seed: int, niches: bool) -> dict[str, Any]:
+    """Mining and dedup as a run does them, up to the largest target's cap; see the module docstring."""
+    import numpy as np
+
+    from catalog.search.index import catalog_dedup_filter
+    from catalog.store import Catalog
+    from synth.generators import ProceduralGenerator
+    from synth.mining import domain_order
+    from synth.run import _schema_signature
+    from synth.shortfall import default_max_proposals
+
+    generator = ProceduralGenerator(domain_order(seed), niches=niches)  # what the procedural backend builds
+    with tempfile.TemporaryDirectory(prefix="envforge-bench-curve-") as root:
+        dedup = catalog_dedup_filter(Catalog(root))  # a fresh catalog: the reference envs' topics only
+    started, cap = time.monotonic(), default_max_proposals(max(targets))
+    accepted: list[tuple[int, dict[str, Any]]] = []  # (proposals so far, topic)
+    proposed = 0
+    for slot in range(cap):
+        proposed = slot + 1
+        topic, _ = generator.topic(slot, seed)
+        if topic["env_id"] not in dedup.index and dedup.accept(topic["env_id"], topic["topic"]).accepted:
+            accepted.append((proposed, topic))
+            if len(accepted) >= max(targets):
+                break
+    seconds = time.monotonic() - started
+    curve = []
+    for n in targets:
+        first = [topic for _, topic in accepted[:n]]
+        proposals = accepted[n - 1][0] if len(accepted) >= n else None
+        vectors = dedup.embedder.embed([t["topic"] for t in first])
+        cosines = vectors @ vectors.T
+        np.fill_diagonal(cosines, -1.0)
+        schemas = {_schema_signature(generator.blueprint(t)[0].model_dump(mode="json")) for t in first}
+        curve.append({"n": n, "cap": default_max_proposals(n), "proposals": proposals,
+                      "distinct_topics_within_cap": min(n, sum(p <= default_max_proposals(n) for p, _ in accepted)),
+                      "yield": round(n / proposals, 4) if proposals else None, "distinct_schemas": len(schemas),
+                      "max_pairwise_cosine": round(float(cosines.max()), 6) if len(first) > 1 else None})
+    return {"niches": niches, "designable_domains": len(set(generator.order)), "seconds": round(seconds, 1),
+            "proposed": proposed, "distinct_topics": len(accepted), "dedup_threshold": dedup.threshold, "curve": curve}
+
+
+def yield_curve(targets: list[int], seed: int) -> dict[str, Any]:
+    """The curve with the ontology's niches and without them, and the ratio of their distinct topics."""
+    ours, base = topic_curve(targets, seed, niches=True), topic_curve(targets, seed, niches=False)
+    return {"seed": seed, "with_niches": ours, "base_domains_only": base,
+            "distinct_topics_ratio": round(ours["distinct_topics"] / max(1, base["distinct_topics"]), 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=200)
@@ -183,10 +243,17 @@ def main() -> None:
     parser.add_argument("--stage-envs", type=int, default=20, help="topics the per-stage CPU is measured on")
     parser.add_argument("--agree", type=int, default=3, help="envs `verify gate` is compared with the manifest on")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of lines")
+    parser.add_argument("--yield-curve", metavar="N,N,...",
+                        help="instead: distinct topics vs proposals up to each N's cap (no gate), as JSON")
     parser.add_argument("--stage-cpu", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--gate-cpu", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.yield_curve:
+        sys.path.insert(0, str(ROOT))  # before bench/ (its executors.py is not the package)
+        targets = sorted({int(n) for n in args.yield_curve.split(",")})
+        print(json.dumps(yield_curve(targets, args.seed), indent=1))
+        return
     if args.stage_cpu is not None or args.gate_cpu:  # the checkout's packages, not bench/'s scripts (bench/sandbox.py)
         sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
     if args.stage_cpu is not None:

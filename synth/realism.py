@@ -2,16 +2,20 @@
 
 Per env (computed in the pipeline's tasks node, where the blueprint, plan, states and tasks are
 at hand): tools and tables, seed rows per initial state, calls per task's reference solution,
-refusal tasks, unnatural parameters (synth.procedural.naturalness) and value-constraint
+refusal tasks, unnatural parameters (synth.procedural.naturalness), value-constraint
 violations (verifier.gate.invariants over every initial state and over the final state each task's
 solution reaches, predicted by the plan interpreter; the gate's `invariants_hold` checks the
-executed states too). The report sums them over the registered envs.
+executed states too) and placeholder values in every table of every initial state (`placeholders`:
+a generated code where the column is no identifier, word salad, a label made of the column's own
+name, an email not made from the name beside it). The report sums them over the registered envs.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
+from functools import cache
 from typing import Any
 
 from catalog.jsonmodel import JsonModel
@@ -24,7 +28,68 @@ from synth.procedural.naturalness import unnatural_parameters
 from verifier.gate.intent import PlanSimulator
 from verifier.gate.invariants import violations
 
-__all__ = ["env_realism", "Spread", "Realism", "realism_totals"]
+__all__ = ["env_realism", "placeholders", "Spread", "Realism", "realism_totals"]
+
+_CODE = re.compile(r"^[A-Z]{1,4}-\d{4}-[A-Z]{2}$")  # synth.procedural.values' generic code
+_IDENTIFIER = re.compile(r"(^|_)(number|code|sku|ref|reference|serial|plate|mask|barcode|no|tracking|confirmation|"
+                         r"locator|key|token|handle|iccid|imei|msisdn|vin|isbn|account|licen[cs]e|permit|policy|"
+                         r"claim|case|docket|order|ticket|voucher|badge|tag|lot|batch|seal|slot|bay|pin|id|rfid|ndc|spid|upc|ean|gtin|"
+                         r"iban|bic|swift|npi)(_|$)")
+_WORD = re.compile(r"[a-z]+")
+
+
+@cache
+def _lorem() -> frozenset[str]:
+    """Faker's en_US lorem words: a value made of them alone is word salad, not a sentence anyone wrote."""
+    from faker.providers.lorem.en_US import Provider
+
+    return frozenset(Provider.word_list)
+
+
+def placeholders(bp: Blueprint, states: dict[str, dict[str, Any]]) -> list[str]:
+    """Every placeholder-looking value in every table of `states`, as `state: table.column = value (why)`."""
+    from synth.procedural.values import _person_key
+
+    lorem = _lorem()
+    found: list[str] = []
+    for name, state in states.items():
+        for e in bp.entities:
+            texts = [f for f in e.fields if f.kind in ("text", "code", "name")]
+            names = {_person_key(f.name): f.name for f in e.fields if f.kind == "name"}
+            emails = [f for f in e.fields if f.kind == "email"]
+            for row in (state.get(e.table) or {}).values():
+                for f in texts:
+                    why = _placeholder(f.name, row.get(f.name), lorem)
+                    if why:
+                        found.append(f"{name}: {e.table}.{f.name} = {row.get(f.name)!r} ({why})")
+                for f in emails:
+                    person = names.get(_person_key(f.name)) or next(iter(names.values()), None)
+                    if person and isinstance(row.get(f.name), str) and isinstance(row.get(person), str) and \
+                            not _made_from(row[f.name], row[person]):
+                        found.append(f"{name}: {e.table}.{f.name} = {row[f.name]!r} (not {row[person]!r}'s)")
+    return found
+
+
+def _placeholder(column: str, value: Any, lorem: frozenset[str]) -> str | None:
+    if not isinstance(value, str):
+        return None
+    if _CODE.match(value) and not _IDENTIFIER.search(column):
+        return "a generated code in a column that is no identifier"
+    words = _WORD.findall(value.lower())
+    noun = column.removesuffix("_name").removesuffix("_label").replace("_", " ")
+    if len(words) == 3 and value.lower().endswith(" " + noun) and all(w in lorem for w in words[:2]):
+        return "a label made of the column's name"
+    if len(words) >= 3 and value.endswith(".") and value[:1].isupper() and all(w in lorem for w in words):
+        return "word salad"  # the shape of Faker's lorem sentence(): a capital, lorem words only, a full stop
+    return None
+
+
+def _made_from(email: str, name: str) -> bool:
+    """Whether `email`'s local part starts with the first and last word of `name` (ascii, letters only)."""
+    from synth.procedural.values import _ascii
+
+    parts = [re.sub(r"[^a-z]", "", _ascii(p).lower()) for p in name.split()]
+    return len(parts) < 2 or email.split("@")[0].startswith(f"{parts[0]}.{parts[-1]}")
 
 
 def env_realism(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], tasks: list[Task]) -> dict[str, Any]:
@@ -42,7 +107,8 @@ def env_realism(bp: Blueprint, plan: Plan, states: dict[str, dict[str, Any]], ta
             final = apply_delta(final, prediction.delta)
         problems += [f"task {task.id}: {p}" for p in violations(invariants, final)]
     unnatural = unnatural_parameters(bp)
-    return {"tools": len(bp.tools), "tables": len(bp.entities),
+    placeholder = placeholders(bp, states)
+    return {"placeholder_values": len(placeholder), "placeholders": placeholder[:10],"tools": len(bp.tools), "tables": len(bp.entities),
             "seed_rows": {name: sum(len(rows) for table, rows in state.items() if table in tables)
                           for name, state in states.items()},
             "solution_calls": [len(t.solution or []) for t in tasks],
@@ -82,6 +148,7 @@ class Realism(JsonModel):
     unnatural_parameters: int
     value_constraint_violations: int
     examples: dict[str, list[str]]
+    placeholder_values: int = 0  # over every table of every initial state (0 in reports from before the check)
 
 
 def realism_totals(rows: list[dict[str, Any]]) -> Realism | None:
@@ -100,4 +167,6 @@ def realism_totals(rows: list[dict[str, Any]]) -> Realism | None:
         unnatural_parameters=sum(r.get("unnatural_parameters", 0) for r in rows),
         value_constraint_violations=sum(r.get("value_constraint_violations", 0) for r in rows),
         examples={"unnatural": [u for r in rows for u in r.get("unnatural", [])][:10],
-                  "violations": [v for r in rows for v in r.get("violations", [])][:10]})
+                  "violations": [v for r in rows for v in r.get("violations", [])][:10],
+                  "placeholders": [p for r in rows for p in r.get("placeholders", [])][:10]},
+        placeholder_values=sum(r.get("placeholder_values", 0) for r in rows))

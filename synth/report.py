@@ -23,6 +23,7 @@ from catalog.runs.files import atomic_write
 from catalog.store import Catalog
 from catalog.usage import Usage
 from synth.realism import Realism, realism_totals
+from synth.shortfall import Shortfall
 from synth.slot import STAGES
 
 __all__ = ["SynthesisReport", "StageRow", "build_report", "render_markdown", "render_skipped", "render_summary", "write_report"]
@@ -132,6 +133,7 @@ class SynthesisReport(JsonModel):
     judge: JudgeTotals | None
     mining: MiningTotals | None
     realism: Realism | None = None
+    shortfall: Shortfall | None = None  # why fewer than requested were registered (synth.shortfall)
     sessions_wall_s: list[int | float] = Field(default_factory=list)
     plots: list[str] = Field(default_factory=list)
     catalog: str = ""
@@ -241,6 +243,7 @@ def render_markdown(report: SynthesisReport) -> str:
              f"| {r.requested} | {r.proposed} | {r.deduplicated} | {r.existing} | {r.rejected} | "
              f"{r.failed} | {r.registered} | {r.yield_:.1%} | {r.tokens_in} | "
              f"{r.tokens_out} | {r.cost_usd:.4f} | {r.wall_s} |", "",
+             *([f"**Short of the request.** {r.shortfall.reason}.", ""] if r.shortfall else []),
              "## Stages", "",
              "| stage | slots | attempts | first-attempt pass | final pass | LLM calls | tokens in | tokens out | cost (USD) | wall (s, summed) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -379,7 +382,7 @@ def _realism_plot(x: Realism, folder: Path, plt: Any) -> str:
 
 def write_report(run_dir: Path, config: Any, summaries: dict[int, dict[str, Any]], catalog: Catalog, *,
                  wall_s: float, report_dir: Path | None = None,
-                 executor: dict[str, Any] | None = None) -> SynthesisReport:
+                 executor: dict[str, Any] | None = None, shortfall: Shortfall | None = None) -> SynthesisReport:
     """Write report.json, report.md and the plots (into `report_dir`, default the run folder)."""
     folder = Path(report_dir) if report_dir else run_dir
     folder.mkdir(parents=True, exist_ok=True)
@@ -389,6 +392,7 @@ def write_report(run_dir: Path, config: Any, summaries: dict[int, dict[str, Any]
     atomic_write(wall_file, json.dumps(walls))  # a crash mid-write must not lose earlier sessions' walls
     report = build_report(config.run_id, asdict(config), [summaries[k] for k in sorted(summaries)], sum(walls))
     report.sessions_wall_s = walls
+    report.shortfall = shortfall
     report.plots = _plots(report, folder)
     report.catalog = str(catalog.root)
     report.executor = executor

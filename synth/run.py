@@ -60,6 +60,7 @@ from synth.checkpoint_host import host_checkpoints, stop_host
 from synth.pipeline import FINAL, SKIPPED, Context, build_graph
 from synth.report import SynthesisReport, write_report
 from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, runs_dir
+from synth.shortfall import PROBE, default_max_proposals, probe_topics, shortfall
 
 __all__ = ["RunConfig", "RunError", "RunModels", "resolve_models", "runs_dir", "synthesize"]
 
@@ -241,9 +242,12 @@ def _prepare(config: RunConfig, resume: str | None) -> tuple[RunConfig, Path]:
     if resume:
         stored = read_run_config(root, resume)
         stored.workers = config.workers or stored.workers
+        if config.max_proposals:  # a run that fell short at its cap may be resumed with a higher one
+            stored.max_proposals = config.max_proposals
+            atomic_write(runs_dir(root) / resume / "config.json", json.dumps(asdict(stored), indent=1))
         return stored, runs_dir(root) / resume
     config.run_id = config.run_id or _new_run_id(config.seed)
-    config.max_proposals = config.max_proposals or max(10 * config.n, config.n + 100)
+    config.max_proposals = config.max_proposals or default_max_proposals(config.n)
     if config.backend == "procedural" and not config.domain_order:
         from synth.mining import domain_order
 
@@ -394,5 +398,25 @@ def _drive(config: RunConfig, models: RunModels, run_dir: Path, started: float, 
             stop_host(host)
     if interrupted:
         raise KeyboardInterrupt(config.run_id)
+    short = None
+    if counts.get("registered", 0) < config.n:
+        short = _shortfall(config, ctx, dedup, summaries, next_slot)
     return write_report(run_dir, config, summaries, catalog, wall_s=time.monotonic() - started,
-                        report_dir=report_dir, executor={"kind": executor.kind, "workers": pool.workers})
+                        report_dir=report_dir, executor={"kind": executor.kind, "workers": pool.workers},
+                        shortfall=short)
+
+
+def _shortfall(config: RunConfig, ctx: Context, dedup: DedupFilter, summaries: dict[int, dict[str, Any]],
+               next_slot: int) -> Any:
+    """Why the run stopped short; a procedural run also counts the distinct topics its next proposals hold.
+
+    Looking ahead costs a design per proposal and no model call; a model backend's would cost
+    calls, so its `topics_left` stays unknown.
+    """
+    probed, left = 0, None
+    if not ctx.generator.model:
+        probed = min(PROBE, config.max_proposals)
+        left = probe_topics(ctx.generator, dedup, next_slot, config.seed, probed)
+    run_ids = {s["env_id"] for s in summaries.values() if s.get("env_id") and s["status"] not in SKIPPED}
+    return shortfall(summaries.values(), requested=config.n, max_proposals=config.max_proposals, run_ids=run_ids,
+                     probed=probed, topics_left=left)

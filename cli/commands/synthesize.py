@@ -26,7 +26,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     root = str(open_catalog(args, write=True).root)
     config = RunConfig(n=args.n or 0, backend=backend_for(args.backend, args.model), model=args.model,
                        mode=args.mode, seed=args.seed, workers=args.workers, catalog=root,
-                       judge_model=args.judge_model, size=args.size)
+                       judge_model=args.judge_model, size=args.size, max_proposals=args.max_proposals or 0)
     models = resolve_models(read_run_config(Path(root), args.resume) if args.resume else config)  # names, once
     check_out(Path(args.report) if args.report else None, "--report")
     from synth.llm.preflight import preflight
@@ -45,9 +45,9 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
         print(f"\ninterrupted; finished envs are kept. Continue with: python cli.py synthesize --resume {exc.args[0]}"
               + (f" --catalog {root}" if args.catalog else ""), file=sys.stderr)
         return 130
-    note = render_skipped(report)
-    if note:
-        print(note, file=sys.stderr)
+    for note in (render_skipped(report), report.shortfall and report.shortfall.reason):
+        if note:
+            print(note, file=sys.stderr)
     if args.json:
         print_json(report.model_dump())  # int keys (histograms) sort as numbers, as they always printed
     else:
@@ -79,6 +79,10 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
                        help="env size: " + "; ".join(f"{name} {c.tables[0]}-{c.tables[1]} tables, {c.tools[0]}-"
                                                      f"{c.tools[1]} tools, >= {c.min_rows} seed rows per state"
                                                      for name, c in SIZES.items()) + " (default: medium)")
+    synth.add_argument("--max-proposals", type=POSITIVE, metavar="N",
+                       help="stop after N proposed candidates even if fewer than --n are registered (default: "
+                            "max(10 n, n + 100)); with --resume, the resumed run's new cap. A run that stops short "
+                            "says why and how many distinct topics its next proposals hold")
     synth.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run")
     synth.add_argument("--report", metavar="DIR", help="where to write report.json/.md and plots (default: the run "
                                                        "folder under <catalog>/.runs)")

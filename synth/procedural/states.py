@@ -15,6 +15,7 @@ from typing import Any
 from synth.procedural.blueprint import Blueprint, EntitySpec, FieldSpec
 from synth.procedural.compiler import open_states
 from synth.procedural.consistency import make_hold
+from synth.procedural.support_rows import link_support_rows
 from synth.procedural.values import ValueMaker
 
 __all__ = ["initial_states", "CLOCK", "MAX_ROWS"]
@@ -53,7 +54,8 @@ def _records(bp: Blueprint, values: ValueMaker, scale: int) -> dict[str, dict[st
         seen: dict[str, set[Any]] = {f.name: set() for f in e.fields if f.unique or f.name == e.label}
         for i in range(count):
             key = f"{e.prefix}{i + 1:03d}"
-            plain = values.record(e, i)
+            label = _listed_label(e, i)
+            plain = values.record(e, i, label)
             record: dict[str, Any] = {"id": key}
             for f in e.fields:
                 if f.kind == "fk":
@@ -68,9 +70,8 @@ def _records(bp: Blueprint, values: ValueMaker, scale: int) -> dict[str, dict[st
                     record[f.name] = None
                 elif f.kind == "version":
                     record[f.name] = rng.randint(1, 3)
-                elif f.name == e.label and e.words:
-                    word = e.words[i % len(e.words)]
-                    record[f.name] = word if i < len(e.words) else f"{word} {i // len(e.words) + 1}"
+                elif f.name == e.label and label is not None:
+                    record[f.name] = label
                 else:
                     record[f.name] = plain[f.name]
                     if "deadline" in f.roles and i % 5 == 4:
@@ -79,6 +80,10 @@ def _records(bp: Blueprint, values: ValueMaker, scale: int) -> dict[str, dict[st
                     while record[f.name] in seen[f.name]:
                         record[f.name] = _another(f, record[f.name], i, values)
                     seen[f.name].add(record[f.name])
+            for f in e.fields:  # a reason is kept only for the state the record is in (why it was cancelled)
+                if "reason" in f.roles and f.name.endswith("_reason") and f.name.removesuffix("_reason") in e.states \
+                        and record.get("status") != f.name.removesuffix("_reason") and f.nullable:
+                    record[f.name] = None
             for f in e.fields:  # stamps of states already reached, and a recent change time
                 if f.kind == "stamp" and f.name.endswith("_at"):
                     reached = f.name.removesuffix("_at")
@@ -92,6 +97,17 @@ def _records(bp: Blueprint, values: ValueMaker, scale: int) -> dict[str, dict[st
         ids[e.name] = list(rows)
     _fill_one_parent(bp, tables)
     return tables
+
+
+def _listed_label(e: EntitySpec, i: int) -> str | None:
+    """Record `i`'s label from the entity's listed words (numbered past the list; a person's name is not)."""
+    if not e.words:
+        return None
+    word = e.words[i % len(e.words)]
+    if i < len(e.words):
+        return word
+    label = next((f for f in e.fields if f.name == e.label), None)
+    return None if label is not None and label.kind == "name" else f"{word} {i // len(e.words) + 1}"
 
 
 def _another(f: FieldSpec, value: Any, i: int, values: ValueMaker) -> Any:
@@ -138,6 +154,7 @@ def initial_states(bp: Blueprint) -> dict[str, dict[str, Any]]:
         clock = CLOCK + dt.timedelta(days=7 * salt)
         values = ValueMaker(f"{bp.env_id}:{bp.seed}:{salt}", clock)
         tables = _records(bp, values, scale)
+        link_support_rows(bp, tables, values.rng, values.fake)
         tables["env_meta"] = {"clock": {"key": "clock", "value": _iso(clock)}}
         make_hold(invariants, tables, bp, values.rng)
         states[name] = tables

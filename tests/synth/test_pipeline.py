@@ -45,7 +45,7 @@ def test_small_run_registers_verified_envs_with_a_report(tmp_path):
         "run_id", "backend", "model", "mode", "seed", "requested", "proposed", "deduplicated", "existing", "rejected",
         "failed", "registered", "yield", "tokens_in", "tokens_out", "cost_usd", "cost_per_registered_env_usd", "wall_s",
         "stages", "rejections", "rejection_checks", "skipped_existing", "envs", "distinct_schemas", "distributions",
-        "judge", "mining", "realism", "sessions_wall_s", "plots", "catalog", "executor"]
+        "judge", "mining", "realism", "shortfall", "sessions_wall_s", "plots", "catalog", "executor"]
     catalog = Catalog(tmp_path)
     with SandboxPool(workers=1) as pool:
         for env_id in _user_envs(tmp_path):

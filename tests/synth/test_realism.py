@@ -179,3 +179,46 @@ def test_every_free_text_value_a_check_pins_is_given_in_the_instruction():
         if seen_cascades >= 4 and checked >= 8:
             break
     assert seen_cascades >= 4 and checked >= 8, (seen_cascades, checked)
+
+
+def test_every_table_is_checked_for_placeholders_and_support_tables_have_none(envs):
+    from synth.realism import placeholders
+
+    large = design(DOMAINS[3], 5, size_class="large")  # many support tables: audit log, status history, ledger...
+    checked = [(bp, states) for bp, _plan, states, _tasks in envs] + [(large, initial_states(large))]
+    support = set()
+    for bp, states in checked:
+        tables = {e.table for e in bp.entities if e.support}
+        support |= tables
+        found = [p for p in placeholders(bp, states) if p.split(": ", 1)[1].split(".")[0] in tables]
+        assert found == [], found[:5]
+    assert {"audit_logs", "status_changes"} <= support
+    state = initial_states(large)["default"]
+    audit = next(iter(state["audit_logs"].values()))
+    tools = {t.name for t in large.tools}
+    assert audit["action"] in tools and any(audit["record_id"] in state[e.table] for e in large.entities)
+    for row in state.get("status_changes", {}).values():  # a real record, a move its lifecycle has
+        kind = next(e for e in large.entities if e.name == row["record_kind"])
+        assert row["record_id"] in state[kind.table] and row["to_status"] in kind.states
+
+
+def test_the_placeholder_check_finds_each_kind_and_passes_every_phrase():
+    from synth.procedural.phrases import PHRASES
+    from synth.realism import placeholders
+
+    e = EntitySpec(name="agent", cls="Agent", table="agents", prefix="AG", label="full_name", rows=4, fields=[
+        FieldSpec(name="full_name", kind="name", roles=["label"]), FieldSpec(name="email", kind="email"),
+        FieldSpec(name="action", kind="code"), FieldSpec(name="badge_number", kind="code"),
+        FieldSpec(name="item_name", kind="text"), FieldSpec(name="note", kind="text")])
+    bp = Blueprint(env_id="agents-x", name="Agents", domain="d", sector="hr", topic="t", description="d",
+                   entities=[e], tools=[], seed=1)
+    bad = {"id": "AG001", "full_name": "Ines Moreau", "email": "tom.hale@example.com", "action": "AL-5026-HS",
+           "badge_number": "AG-1234-XY", "item_name": "Sign relationship item", "note": "Director several high."}
+    found = placeholders(bp, {"default": {"agents": {"AG001": bad}}})
+    assert [p.split(" (")[-1] for p in found] == [
+        "a generated code in a column that is no identifier)", "a label made of the column's name)", "word salad)",
+        "not 'Ines Moreau''s)"]
+    phrases = {f"P{i}": {"id": f"P{i}", "full_name": "Ines Moreau", "email": "ines.moreau@example.com",
+                         "action": "cancel_booking", "badge_number": "AG-1234-XY", "item_name": phrase, "note": phrase}
+               for i, phrase in enumerate(p for values in PHRASES.values() for p in values)}
+    assert placeholders(bp, {"default": {"agents": phrases}}) == []

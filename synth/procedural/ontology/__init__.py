@@ -9,6 +9,10 @@ so a seed always means the same choices whatever file a domain is in.
 
 Adding a domain is adding an entry to its sector's file (a new sector also needs its name in
 `schema.SECTORS`); the files ship as package data (pyproject's `synth` entry globs `*.json` there).
+A domain's niches (`schema.Variant`: its entities renamed, its own title) are listed by domain id
+in `variants.json` beside this module, one variant a line; `load_domains` attaches them to their
+domains (an unknown domain id is an error) and synth/procedural/ontology/variants.py designs each
+as a domain of its own.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ __all__ = ["load_domains", "read_domain_file", "DOMAINS_DIR", "Domain", "EntityT
            "parse_field", "SECTORS"]
 
 DOMAINS_DIR = Path(__file__).with_name("domains")
+VARIANTS_FILE = Path(__file__).with_name("variants.json")
 
 
 def read_domain_file(path: Path) -> tuple[Domain, ...]:
@@ -69,4 +74,25 @@ def load_domains() -> tuple[Domain, ...]:
             if domain.id in found:
                 raise ValueError(f"{path.name}: duplicate domain id {domain.id!r} (also in {found[domain.id][1]})")
             found[domain.id] = (domain, path.name)
+    for domain_id, variants in _read_variants(VARIANTS_FILE).items():
+        if domain_id not in found:
+            raise ValueError(f"{VARIANTS_FILE.name}: no domain {domain_id!r} to attach variants to")
+        domain, where = found[domain_id]
+        try:
+            found[domain_id] = (Domain.model_validate({**domain.model_dump(), "variants": variants}), where)
+        except ValidationError as error:
+            raise ValueError(f"{VARIANTS_FILE.name}: domain {domain_id!r}: {_problems(error)}") from None
     return tuple(found[k][0] for k in sorted(found))
+
+
+def _read_variants(path: Path) -> dict[str, list[object]]:
+    """`{domain id: [variant, ...]}` from `path` (none if it is missing)."""
+    if not path.is_file():
+        return {}
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path.name}: not valid JSON ({error})") from None
+    if not isinstance(entries, dict) or not all(isinstance(v, list) for v in entries.values()):
+        raise ValueError(f"{path.name}: expected {{domain id: [variant, ...]}}")
+    return entries

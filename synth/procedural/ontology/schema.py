@@ -29,7 +29,7 @@ from typing import Literal, TypeGuard, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["FieldType", "FieldT", "EntityT", "Transition", "Domain", "SECTORS", "parse_field"]
+__all__ = ["FieldType", "FieldT", "EntityT", "Transition", "Variant", "Domain", "SECTORS", "parse_field"]
 
 FieldType = Literal["text", "name", "email", "phone", "code", "int", "float", "money", "bool", "datetime", "choice"]
 Role = Literal["label", "unique", "capacity", "balance", "deadline", "core"]
@@ -179,8 +179,36 @@ class EntityT(_Strict):
         return self.plural or self.name + "s"
 
 
+class Variant(_Strict):
+    """A niche of a domain: its own title and description, and its entities under the niche's names.
+
+    `rename` maps an entity of the domain to the niche's name for it (`"room": "chalet"`, or
+    `"room": "chalet:chalets"` with its plural); fields named after a renamed entity follow
+    (`room_type` becomes `chalet_type`). `words` replaces the label values of an entity (by its
+    new name). A variant is designed as a domain of its own (synth/procedural/ontology/variants.py):
+    the same rules, its own tables and topics.
+    """
+
+    id: str = Field(description="Snake_case, unique across every domain and variant, e.g. 'ski_lodge'.")
+    title: str
+    description: str
+    actor: str | None = None
+    rename: dict[str, str] = Field(default_factory=dict)
+    words: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _names(self) -> Variant:
+        if not _SNAKE.match(self.id):
+            raise ValueError(f"variant {self.id!r}: id must be snake_case")
+        for old, new in self.rename.items():
+            name, _, plural = new.partition(":")
+            if not _SNAKE.match(name) or (plural and not _SNAKE.match(plural)):
+                raise ValueError(f"variant {self.id!r}: rename {old!r} -> {new!r} is not snake_case[:plural]")
+        return self
+
+
 class Domain(_Strict):
-    """A domain: a sector, a title, a one-sentence description, and 3+ related entities."""
+    """A domain: a sector, a title, a one-sentence description, 3+ related entities, and its niches."""
 
     id: str
     sector: str
@@ -188,6 +216,7 @@ class Domain(_Strict):
     description: str = Field(description="One sentence: who uses it and what for.")
     actor: str = Field("operator", description="Who calls the tools, e.g. 'front-desk clerk'.")
     entities: tuple[EntityT, ...]
+    variants: tuple[Variant, ...] = ()
 
     @model_validator(mode="after")
     def _consistent(self) -> Domain:
@@ -202,4 +231,14 @@ class Domain(_Strict):
                     raise ValueError(f"domain {self.id!r}: entity {e.name!r} refers to unknown entity {other!r}")
         if not any(e.transitions for e in self.entities):
             raise ValueError(f"domain {self.id!r}: at least one entity needs a lifecycle with transitions")
+        for v in self.variants:
+            unknown = sorted(set(v.rename) - names)
+            if unknown:
+                raise ValueError(f"domain {self.id!r}: variant {v.id!r} renames unknown entities {unknown}")
+            renamed = {v.rename.get(n, n).partition(":")[0] for n in names}
+            if len(renamed) != len(names):
+                raise ValueError(f"domain {self.id!r}: variant {v.id!r} gives two entities one name")
+            unknown = sorted(set(v.words) - renamed)
+            if unknown:
+                raise ValueError(f"domain {self.id!r}: variant {v.id!r} has words for unknown entities {unknown}")
         return self
