@@ -18,7 +18,9 @@ asks the zygote, which sees the worker's /proc from outside (`outside_leftovers`
 
 from __future__ import annotations
 
+import _signal
 import json
+import marshal
 import os
 import resource
 import signal
@@ -46,6 +48,7 @@ def _limit(memory_mb: int) -> None:
 
 
 _SIGNALS = tuple(s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP))
+_getsignal = _signal.getsignal  # the raw handler: `signal.getsignal` wraps each in an enum, 5x the cost
 
 
 def _process_state() -> dict[str, Any]:
@@ -56,7 +59,7 @@ def _process_state() -> dict[str, Any]:
     import decimal
 
     context = decimal.getcontext()
-    return {"signals": tuple(map(signal.getsignal, _SIGNALS)),
+    return {"signals": tuple(map(_getsignal, _SIGNALS)),
             "sys.path": list(sys.path),
             "decimal context": (context.prec, context.rounding, context.Emin, context.Emax, context.capitals,
                                 context.clamp, tuple(t for t, on in context.traps.items() if on))}
@@ -64,7 +67,10 @@ def _process_state() -> dict[str, Any]:
 
 def _leftovers(baseline: dict[str, Any]) -> str | None:
     """Why this worker must not serve another job, if anything the env started outlives the job."""
-    threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+    try:
+        threads = len(os.listdir("/proc/self/task"))
+    except OSError:
+        threads = 1
     if threads > 1:
         return f"{threads - 1} thread(s) left running"
     if signal.alarm(0) or any(signal.getitimer(t)[0] for t in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL,
@@ -75,27 +81,57 @@ def _leftovers(baseline: dict[str, Any]) -> str | None:
     return f"{changed[0]} changed" if changed else None
 
 
+def _status_fields(status: bytes) -> tuple[int, tuple[str, ...]]:
+    """From a /proc/<pid>/status text: its thread count, and the signals it ignores and catches."""
+    threads, masks = 1, []
+    for line in status.split(b"\n"):
+        if line.startswith(b"Threads:"):
+            threads = int(line.split()[1])
+        elif line.startswith((b"SigIgn:", b"SigCgt:")):
+            masks.append(line.split()[1].decode())
+    return threads, tuple(masks)
+
+
 def _signal_masks(pid: int | str) -> tuple[str, ...]:
     """The signals a process ignores and catches (/proc/<pid>/status); its handlers, as the kernel sees them."""
-    with open(f"/proc/{pid}/status") as status:
-        return tuple(line.split()[1] for line in status if line.startswith(("SigIgn:", "SigCgt:")))
+    with open(f"/proc/{pid}/status", "rb") as status:
+        return _status_fields(status.read())[1]
 
 
-def outside_leftovers(pid: int, masks: tuple[str, ...]) -> str | None:
+def outside_leftovers(pid: int, masks: tuple[str, ...], status_fd: int | None = None) -> str | None:
     """Why a worker must be retired, seen by its parent in /proc: threads, or signal handlers it installed.
 
     Read by the fork server, not the worker: env code can patch anything in its own process (os.listdir,
     this module), nothing in its parent. `masks` are the worker's at fork (the zygote's own).
     Timers (alarm, setitimer) are not in /proc: the worker's own check still reports those.
+    `status_fd`, the worker's /proc status opened once, makes the check one read (and it names
+    that process for good: a reused pid cannot answer for it).
     """
     try:
-        threads = len(os.listdir(f"/proc/{pid}/task"))
-        now = _signal_masks(pid)
-    except OSError:
+        if status_fd is None:
+            with open(f"/proc/{pid}/status", "rb") as status:
+                text = status.read()
+        else:
+            text = os.pread(status_fd, 1 << 16, 0)
+        threads, now = _status_fields(text)
+    except (OSError, ValueError, IndexError):
         return "the worker is gone"
     if threads > 1:
         return f"{threads - 1} thread(s) left running"
     return "signal handlers changed" if now != masks else None
+
+
+def _own(state: dict[str, Any]) -> dict[str, Any]:
+    """A private copy of a snapshot (canonical JSON values) for code that may change what it is given.
+
+    A SQL runtime's snapshots share the collections of untouched tables with its template (and
+    other instances), so a check gets its own copy. marshal copies JSON values ~3x faster than a
+    JSON round trip; table names (str subclasses) become plain keys, as JSON would make them.
+    """
+    try:
+        return {str(name): marshal.loads(marshal.dumps(value)) for name, value in state.items()}
+    except ValueError:  # a value marshal does not take: the JSON round trip
+        return json.loads(json.dumps(state))
 
 
 def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None = None,
@@ -108,6 +144,10 @@ def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None
     """
     from catalog.tasks import Task
 
+    def current() -> dict[str, Any]:  # the state now, the check's own (checks are code: they may change it)
+        state: dict[str, Any] = runtime.snapshot()
+        return _own(state) if getattr(runtime, "reuse_snapshots", False) else state
+
     if initial is not None:
         key = (task.get("id"), task.get("check"))
         out: dict[str, Any] = {"task": task.get("id"), "initial": None, "final": None, "error": None,
@@ -118,13 +158,13 @@ def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None
                 judge = Task.model_validate(task).checker()
                 if judges is not None:
                     judges[key] = judge
-            out["final"] = judge(initial, runtime.snapshot())
+            out["final"] = judge(initial, current())
         except Exception as exc:
             out["error"] = f"{type(exc).__name__}: {exc}"
         return out
     parsed = Task.model_validate(task)
     out = {"task": parsed.id, "initial": None, "final": None, "error": None, "solution_failed": None}
-    initial = runtime.snapshot()
+    initial = current()
     try:
         out["initial"] = parsed.evaluate(initial, initial)
         if parsed.solution:
@@ -133,31 +173,56 @@ def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None
                 if result.outcome.value != "success":
                     out["solution_failed"] = {"action": action.model_dump(), "observation": result.observation}
                     break
-            out["final"] = parsed.evaluate(initial, runtime.snapshot())
+            out["final"] = parsed.evaluate(initial, current())
     except Exception as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
     return out
 
 
+def _kept_initial(episode: dict[str, Any]) -> dict[str, Any] | None:
+    """The episode's reset state, its own copy made the first time a check needs it."""
+    if "initial" not in episode and "reset_state" in episode:
+        episode["initial"] = _own(episode["reset_state"])
+    return episode.get("initial")
+
+
 class _Channel:
-    """Frames out, tagged with the current job's number; a frame above the cap becomes an event."""
+    """Frames out, tagged with the current job's number; a frame above the cap becomes an event.
+
+    Frames wait until `flush` (called before env code runs again) or the job's `done` frame: one
+    write per stretch of envforge code rather than one per frame (each write wakes the supervisor),
+    and the supervisor's deadline, which each frame renews, still runs from the end of the env
+    code the frame reports.
+    """
 
     def __init__(self, fd: int, cap: int) -> None:
         from sandbox.frames import encode
 
         self.fd, self.cap, self.job, self._encode = fd, cap, 0, encode
         self.instance: int | None = None  # the instance the current job is for (dense workers)
+        self._pending: list[bytes] = []
 
     def send(self, message: dict[str, Any]) -> bool:
-        """Send one frame; False (and an `output_too_large` frame instead) if it is over the cap."""
+        """Queue one frame (a `done` frame is written at once, with those before it).
+
+        False (and an `output_too_large` frame instead) if it is over the cap.
+        """
         frame = self._encode({**message, "job": self.job, "instance": self.instance})
-        if len(frame) > self.cap:
+        fits = len(frame) <= self.cap
+        if not fits:
             frame = self._encode({"event": "output_too_large", "bytes": len(frame), "job": self.job,
                                   "instance": self.instance})
-            self._write(frame)
-            return False
-        self._write(frame)
-        return True
+        self._pending.append(frame)
+        if "done" in message:
+            self.flush()
+        return fits
+
+    def flush(self) -> None:
+        """Write the queued frames (before env code runs: its time is not theirs)."""
+        if self._pending:
+            data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
+            self._pending.clear()
+            self._write(data)
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -413,11 +478,11 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
             if resetting:
                 episodes[channel.instance] = {"judges": {}}
             episode = episodes.setdefault(channel.instance, {"judges": {}})
-            if job.get("judge_from_reset") and "initial" not in episode:
+            if job.get("judge_from_reset") and "reset_state" not in episode:
                 channel.send({"done": True, "event": STALE})  # no kept reset state here: the session replays
                 continue
-            if hasattr(runtime, "reuse_snapshots"):  # snapshots may share unchanged tables: fine for frames, which
-                runtime.reuse_snapshots = job.get("task") is None  # only encode them; a task's check gets its own
+            if hasattr(runtime, "reuse_snapshots"):  # snapshots share unchanged tables: frames only encode them,
+                runtime.reuse_snapshots = True  # and a task's check gets its own copy (`_own`)
             hidden = bool(job.get("hidden"))
             ready: dict[str, Any] = {"ready": True,
                                      "state": runtime.snapshot(hidden=hidden) if job.get("snapshot") else None}
@@ -426,20 +491,23 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
             if not channel.send(ready):
                 channel.send({"done": True, "event": "output_too_large"})
                 continue
-            if resetting and job.get("keep_initial"):  # judged against later (`judge_from_reset`): its own copy
-                initial = ready["state"] if ready["state"] is not None and not hidden else runtime.snapshot()
-                episode["initial"] = json.loads(json.dumps(initial))
+            if resetting and job.get("keep_initial"):  # judged against later (`judge_from_reset`): its own copy,
+                # made when first judged (nothing changes a snapshot meanwhile: frames only encode it)
+                episode["reset_state"] = ready["state"] if ready["state"] is not None and not hidden else \
+                    runtime.snapshot()
             event = None
             after = bool(job.get("judge_after"))  # judge after the actions, if one changed the state
             if job.get("task") is not None and not after:
                 last_print = None  # a check is code too
-                initial = episode.get("initial") if job.get("judge_from_reset") else job.get("task_initial")
+                initial = _kept_initial(episode) if job.get("judge_from_reset") else job.get("task_initial")
                 episode["judged"] = bool(job.get("judge_from_reset"))  # a verdict on this state: later calls judge on change
+                channel.flush()
                 if not channel.send(_run_task(runtime, job["task"], initial, episode["judges"])):
                     event = "output_too_large"
             changed_state = False
             for action in job["actions"]:
                 before = last_print if last_print is not None else fingerprint(env_globals)
+                channel.flush()
                 result = runtime.call(action, snapshot=job.get("snapshot", False))
                 last_print = fingerprint(env_globals)
                 moved = changed(before, last_print)
@@ -456,8 +524,9 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                     break
             if after and job.get("task") is not None and event is None and (changed_state or not episode.get("judged")):
                 last_print = None
-                initial = episode.get("initial") if job.get("judge_from_reset") else job.get("task_initial")
+                initial = _kept_initial(episode) if job.get("judge_from_reset") else job.get("task_initial")
                 episode["judged"] = True
+                channel.flush()
                 if not channel.send(_run_task(runtime, job["task"], initial, episode["judges"])):
                     event = "output_too_large"
             channel.send({"done": True, "event": event, "recycle": _leftovers(baseline)})

@@ -380,7 +380,7 @@ class SandboxPool:
                 continue  # the worker replaced an oversized frame; its `done` frame follows
             # Validated into typed values here: no later code sees what the worker wrote (sandbox/wire.py).
             try:
-                parsed = parse(frame)
+                parsed = parse(frame, worker.reader.openings)
             except WireError as exc:
                 self._retire(index)
                 result.event = f"protocol: {exc}"
