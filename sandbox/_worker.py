@@ -189,10 +189,10 @@ def _kept_initial(episode: dict[str, Any]) -> dict[str, Any] | None:
 class _Channel:
     """Frames out, tagged with the current job's number; a frame above the cap becomes an event.
 
-    Frames wait until `flush` (called before env code runs again) or the job's `done` frame: one
-    write per stretch of envforge code rather than one per frame (each write wakes the supervisor),
-    and the supervisor's deadline, which each frame renews, still runs from the end of the env
-    code the frame reports.
+    Frames wait for the job's `done` frame, or for env code to run again after env code ran
+    (`before_env_code`): each write wakes the supervisor, so a step is one write, not one per frame,
+    and the supervisor's deadline, which each frame renews, still runs from the end of the env code
+    a frame reports.
     """
 
     def __init__(self, fd: int, cap: int) -> None:
@@ -201,6 +201,7 @@ class _Channel:
         self.fd, self.cap, self.job, self._encode = fd, cap, 0, encode
         self.instance: int | None = None  # the instance the current job is for (dense workers)
         self._pending: list[bytes] = []
+        self.ran = False  # env code ran since the last write (the job's reset or load, a call, a check)
 
     def send(self, message: dict[str, Any]) -> bool:
         """Queue one frame (a `done` frame is written at once, with those before it).
@@ -217,11 +218,19 @@ class _Channel:
             self.flush()
         return fits
 
+    def before_env_code(self) -> None:
+        """Env code is about to run: what earlier env code did goes out first (its time is not the next's)."""
+        if self.ran:
+            self.flush()
+        self.ran = True
+
     def flush(self) -> None:
-        """Write the queued frames (before env code runs: its time is not theirs)."""
-        if self._pending:
-            data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
-            self._pending.clear()
+        """Write the queued frames."""
+        self.ran = False
+        pending, self._pending = self._pending, []
+        if sum(map(len, pending)) <= 1 << 16:  # small frames: one write
+            pending = [b"".join(pending)] if len(pending) > 1 else pending
+        for data in pending:  # a large one is not copied again
             self._write(data)
 
     def _write(self, data: bytes) -> None:
@@ -451,6 +460,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                                       strict_args=bool(job.get("strict_args", True)),
                                       engine=database_engine() if job["kind"] == "sql" else None)
                 env_globals = EnvGlobals(module, env_dir)
+                channel.ran = True  # the env's module ran
             if channel.instance is None:
                 runtime = builder
             elif job.get("resume"):
@@ -460,6 +470,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
             resetting = not job.get("resume")
             if resetting:
                 last_print = None  # a reset runs env code (a class's __init__)
+                channel.ran = True
             if job.get("state_name"):
                 name = job["state_name"]
                 if name not in states:
@@ -478,14 +489,15 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
             if resetting:
                 episodes[channel.instance] = {"judges": {}}
             episode = episodes.setdefault(channel.instance, {"judges": {}})
-            if job.get("judge_from_reset") and "reset_state" not in episode:
+            if (job.get("judge_from_reset") or job.get("reset_snapshot")) and "reset_state" not in episode:
                 channel.send({"done": True, "event": STALE})  # no kept reset state here: the session replays
                 continue
             if hasattr(runtime, "reuse_snapshots"):  # snapshots share unchanged tables: frames only encode them,
                 runtime.reuse_snapshots = True  # and a task's check gets its own copy (`_own`)
             hidden = bool(job.get("hidden"))
-            ready: dict[str, Any] = {"ready": True,
-                                     "state": runtime.snapshot(hidden=hidden) if job.get("snapshot") else None}
+            shown = (episode["reset_state"] if job.get("reset_snapshot") else runtime.snapshot(hidden=hidden)) \
+                if job.get("snapshot") else None
+            ready: dict[str, Any] = {"ready": True, "state": shown}
             if job.get("describe"):
                 ready["tools"] = [t.model_dump() for t in runtime.tools.values()]
             if not channel.send(ready):
@@ -501,13 +513,13 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                 last_print = None  # a check is code too
                 initial = _kept_initial(episode) if job.get("judge_from_reset") else job.get("task_initial")
                 episode["judged"] = bool(job.get("judge_from_reset"))  # a verdict on this state: later calls judge on change
-                channel.flush()
+                channel.before_env_code()
                 if not channel.send(_run_task(runtime, job["task"], initial, episode["judges"])):
                     event = "output_too_large"
             changed_state = False
             for action in job["actions"]:
                 before = last_print if last_print is not None else fingerprint(env_globals)
-                channel.flush()
+                channel.before_env_code()
                 result = runtime.call(action, snapshot=job.get("snapshot", False))
                 last_print = fingerprint(env_globals)
                 moved = changed(before, last_print)
@@ -526,7 +538,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                 last_print = None
                 initial = _kept_initial(episode) if job.get("judge_from_reset") else job.get("task_initial")
                 episode["judged"] = True
-                channel.flush()
+                channel.before_env_code()
                 if not channel.send(_run_task(runtime, job["task"], initial, episode["judges"])):
                     event = "output_too_large"
             channel.send({"done": True, "event": event, "recycle": _leftovers(baseline)})
