@@ -155,7 +155,7 @@ def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None
         try:
             judge = judges.get(key) if judges is not None else None
             if judge is None:
-                judge = Task.model_validate(task).checker()
+                judge = _validated(task).checker()
                 if judges is not None:
                     judges[key] = judge
             out["final"] = judge(initial, current())
@@ -177,6 +177,23 @@ def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None
     except Exception as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
     return out
+
+
+_TASKS: dict[str, Any] = {}  # a task's JSON -> the Task it validates to (read, never changed), in this worker
+
+
+def _validated(task: dict[str, Any]) -> Any:
+    """`Task.model_validate(task)`, once per distinct task (validating parses its check)."""
+    from catalog.tasks import Task
+
+    key = json.dumps(task, sort_keys=True)
+    parsed = _TASKS.get(key)
+    if parsed is None:
+        parsed = Task.model_validate(task)
+        if len(_TASKS) >= 256:
+            _TASKS.pop(next(iter(_TASKS)))
+        _TASKS[key] = parsed
+    return parsed
 
 
 def _kept_initial(episode: dict[str, Any]) -> dict[str, Any] | None:
