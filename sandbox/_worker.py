@@ -82,14 +82,16 @@ def _leftovers(baseline: dict[str, Any]) -> str | None:
 
 
 def _status_fields(status: bytes) -> tuple[int, tuple[str, ...]]:
-    """From a /proc/<pid>/status text: its thread count, and the signals it ignores and catches."""
-    threads, masks = 1, []
-    for line in status.split(b"\n"):
-        if line.startswith(b"Threads:"):
-            threads = int(line.split()[1])
-        elif line.startswith((b"SigIgn:", b"SigCgt:")):
-            masks.append(line.split()[1].decode())
-    return threads, tuple(masks)
+    """From a /proc/<pid>/status text: its thread count, and the signals it ignores and catches.
+
+    Found by search, not line by line (the supervisor reads it after every job); ValueError if a field is missing.
+    """
+    def field(name: bytes) -> bytes:
+        start = status.index(b"\n" + name) + len(name) + 1
+        end = status.find(b"\n", start)
+        return status[start:end if end >= 0 else len(status)].strip()
+
+    return int(field(b"Threads:")), (field(b"SigIgn:").decode(), field(b"SigCgt:").decode())
 
 
 def _signal_masks(pid: int | str) -> tuple[str, ...]:
