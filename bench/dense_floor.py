@@ -2,7 +2,8 @@
 
     python bench/dense_floor.py [--catalog DIR] [--env ID] [--sessions 64] [--rounds 20] [--json]
 
-Side by side in one run, on one synthesized env (the first of `--catalog`, or `--env`) and the
+Side by side in one run, on one synthesized env (the first of `--catalog`, or `--env`; without `--catalog`, one
+synthesized now into a temp catalog) and the
 same calls (each session's task solution, repeated; bench/serving.py's episodes):
 `in_process_call_ms`, the CPU of the call itself with no sandbox (each instance's calls from its
 reset on, as the sandboxed rows make them); then `--sessions` sandboxed sessions (sandbox/dense.py) stepped round-robin with
@@ -90,7 +91,7 @@ def sandboxed(catalog: Catalog, env_id: str, episodes: list[tuple[Any, list[dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--catalog", default="/tmp/dense_cat/c100")
+    parser.add_argument("--catalog", help="a catalog with synthesized envs (default: synthesize one now)")
     parser.add_argument("--env", help="the env (default: the catalog's first synthesized env)")
     parser.add_argument("--sessions", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=20)
