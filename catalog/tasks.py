@@ -15,6 +15,7 @@ sandbox; in-process for the hand-written reference envs and tests).
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -91,11 +92,17 @@ class Task(BaseModel):
         return judge
 
 
+@functools.lru_cache(maxsize=512)
+def _check_code(source: str) -> Any:
+    """A check's code object, compiled once per source (immutable: each `compile_check` runs it afresh)."""
+    return compile(source, "<task check>", "exec")
+
+
 def compile_check(source: str) -> Callable[[dict[str, Any], dict[str, Any]], Any]:
-    """Compile a check's source into its function."""
+    """Compile a check's source into its function (a new one, with globals of its own, every time)."""
     namespace: dict[str, Any] = {}
     try:
-        exec(compile(source, "<task check>", "exec"), namespace)  # noqa: S102 - see module docstring
+        exec(_check_code(source), namespace)  # noqa: S102 - see module docstring
     except Exception as exc:
         raise CheckError(f"Check source failed to load: {type(exc).__name__}: {exc}") from exc
     function = namespace.get("check")

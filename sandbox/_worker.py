@@ -18,7 +18,9 @@ asks the zygote, which sees the worker's /proc from outside (`outside_leftovers`
 
 from __future__ import annotations
 
+import _signal
 import json
+import marshal
 import os
 import resource
 import signal
@@ -46,6 +48,7 @@ def _limit(memory_mb: int) -> None:
 
 
 _SIGNALS = tuple(s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP))
+_getsignal = _signal.getsignal  # the raw handler: `signal.getsignal` wraps each in an enum, 5x the cost
 
 
 def _process_state() -> dict[str, Any]:
@@ -56,7 +59,7 @@ def _process_state() -> dict[str, Any]:
     import decimal
 
     context = decimal.getcontext()
-    return {"signals": tuple(map(signal.getsignal, _SIGNALS)),
+    return {"signals": tuple(map(_getsignal, _SIGNALS)),
             "sys.path": list(sys.path),
             "decimal context": (context.prec, context.rounding, context.Emin, context.Emax, context.capitals,
                                 context.clamp, tuple(t for t, on in context.traps.items() if on))}
@@ -64,7 +67,10 @@ def _process_state() -> dict[str, Any]:
 
 def _leftovers(baseline: dict[str, Any]) -> str | None:
     """Why this worker must not serve another job, if anything the env started outlives the job."""
-    threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+    try:
+        threads = len(os.listdir("/proc/self/task"))
+    except OSError:
+        threads = 1
     if threads > 1:
         return f"{threads - 1} thread(s) left running"
     if signal.alarm(0) or any(signal.getitimer(t)[0] for t in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL,
@@ -75,27 +81,59 @@ def _leftovers(baseline: dict[str, Any]) -> str | None:
     return f"{changed[0]} changed" if changed else None
 
 
+def _status_fields(status: bytes) -> tuple[int, tuple[str, ...]]:
+    """From a /proc/<pid>/status text: its thread count, and the signals it ignores and catches.
+
+    Found by search, not line by line (the supervisor reads it after every job); ValueError if a field is missing.
+    """
+    def field(name: bytes) -> bytes:
+        start = status.index(b"\n" + name) + len(name) + 1
+        end = status.find(b"\n", start)
+        return status[start:end if end >= 0 else len(status)].strip()
+
+    return int(field(b"Threads:")), (field(b"SigIgn:").decode(), field(b"SigCgt:").decode())
+
+
 def _signal_masks(pid: int | str) -> tuple[str, ...]:
     """The signals a process ignores and catches (/proc/<pid>/status); its handlers, as the kernel sees them."""
-    with open(f"/proc/{pid}/status") as status:
-        return tuple(line.split()[1] for line in status if line.startswith(("SigIgn:", "SigCgt:")))
+    with open(f"/proc/{pid}/status", "rb") as status:
+        return _status_fields(status.read())[1]
 
 
-def outside_leftovers(pid: int, masks: tuple[str, ...]) -> str | None:
+def outside_leftovers(pid: int, masks: tuple[str, ...], status_fd: int | None = None) -> str | None:
     """Why a worker must be retired, seen by its parent in /proc: threads, or signal handlers it installed.
 
     Read by the fork server, not the worker: env code can patch anything in its own process (os.listdir,
     this module), nothing in its parent. `masks` are the worker's at fork (the zygote's own).
     Timers (alarm, setitimer) are not in /proc: the worker's own check still reports those.
+    `status_fd`, the worker's /proc status opened once, makes the check one read (and it names
+    that process for good: a reused pid cannot answer for it).
     """
     try:
-        threads = len(os.listdir(f"/proc/{pid}/task"))
-        now = _signal_masks(pid)
-    except OSError:
+        if status_fd is None:
+            with open(f"/proc/{pid}/status", "rb") as status:
+                text = status.read()
+        else:
+            text = os.pread(status_fd, 1 << 16, 0)
+        threads, now = _status_fields(text)
+    except (OSError, ValueError, IndexError):
         return "the worker is gone"
     if threads > 1:
         return f"{threads - 1} thread(s) left running"
     return "signal handlers changed" if now != masks else None
+
+
+def _own(state: dict[str, Any]) -> dict[str, Any]:
+    """A private copy of a snapshot (canonical JSON values) for code that may change what it is given.
+
+    A SQL runtime's snapshots share the collections of untouched tables with its template (and
+    other instances), so a check gets its own copy. marshal copies JSON values ~3x faster than a
+    JSON round trip; table names (str subclasses) become plain keys, as JSON would make them.
+    """
+    try:
+        return {str(name): marshal.loads(marshal.dumps(value)) for name, value in state.items()}
+    except ValueError:  # a value marshal does not take: the JSON round trip
+        return json.loads(json.dumps(state))
 
 
 def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None = None,
@@ -108,6 +146,10 @@ def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None
     """
     from catalog.tasks import Task
 
+    def current() -> dict[str, Any]:  # the state now, the check's own (checks are code: they may change it)
+        state: dict[str, Any] = runtime.snapshot()
+        return _own(state) if getattr(runtime, "reuse_snapshots", False) else state
+
     if initial is not None:
         key = (task.get("id"), task.get("check"))
         out: dict[str, Any] = {"task": task.get("id"), "initial": None, "final": None, "error": None,
@@ -115,16 +157,16 @@ def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None
         try:
             judge = judges.get(key) if judges is not None else None
             if judge is None:
-                judge = Task.model_validate(task).checker()
+                judge = _validated(task).checker()
                 if judges is not None:
                     judges[key] = judge
-            out["final"] = judge(initial, runtime.snapshot())
+            out["final"] = judge(initial, current())
         except Exception as exc:
             out["error"] = f"{type(exc).__name__}: {exc}"
         return out
     parsed = Task.model_validate(task)
     out = {"task": parsed.id, "initial": None, "final": None, "error": None, "solution_failed": None}
-    initial = runtime.snapshot()
+    initial = current()
     try:
         out["initial"] = parsed.evaluate(initial, initial)
         if parsed.solution:
@@ -133,31 +175,82 @@ def _run_task(runtime: Any, task: dict[str, Any], initial: dict[str, Any] | None
                 if result.outcome.value != "success":
                     out["solution_failed"] = {"action": action.model_dump(), "observation": result.observation}
                     break
-            out["final"] = parsed.evaluate(initial, runtime.snapshot())
+            out["final"] = parsed.evaluate(initial, current())
     except Exception as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
     return out
 
 
+_TASKS: dict[str, Any] = {}  # a task's JSON -> the Task it validates to (read, never changed), in this worker
+
+
+def _validated(task: dict[str, Any]) -> Any:
+    """`Task.model_validate(task)`, once per distinct task (validating parses its check)."""
+    from catalog.tasks import Task
+
+    key = json.dumps(task, sort_keys=True)
+    parsed = _TASKS.get(key)
+    if parsed is None:
+        parsed = Task.model_validate(task)
+        if len(_TASKS) >= 256:
+            _TASKS.pop(next(iter(_TASKS)))
+        _TASKS[key] = parsed
+    return parsed
+
+
+def _kept_initial(episode: dict[str, Any]) -> dict[str, Any] | None:
+    """The episode's reset state, its own copy made the first time a check needs it."""
+    if "initial" not in episode and "reset_state" in episode:
+        episode["initial"] = _own(episode["reset_state"])
+    return episode.get("initial")
+
+
 class _Channel:
-    """Frames out, tagged with the current job's number; a frame above the cap becomes an event."""
+    """Frames out, tagged with the current job's number; a frame above the cap becomes an event.
+
+    Frames wait for the job's `done` frame, or for env code to run again after env code ran
+    (`before_env_code`): each write wakes the supervisor, so a step is one write, not one per frame,
+    and the supervisor's deadline, which each frame renews, still runs from the end of the env code
+    a frame reports.
+    """
 
     def __init__(self, fd: int, cap: int) -> None:
         from sandbox.frames import encode
 
         self.fd, self.cap, self.job, self._encode = fd, cap, 0, encode
         self.instance: int | None = None  # the instance the current job is for (dense workers)
+        self._pending: list[bytes] = []
+        self.ran = False  # env code ran since the last write (the job's reset or load, a call, a check)
 
     def send(self, message: dict[str, Any]) -> bool:
-        """Send one frame; False (and an `output_too_large` frame instead) if it is over the cap."""
+        """Queue one frame (a `done` frame is written at once, with those before it).
+
+        False (and an `output_too_large` frame instead) if it is over the cap.
+        """
         frame = self._encode({**message, "job": self.job, "instance": self.instance})
-        if len(frame) > self.cap:
+        fits = len(frame) <= self.cap
+        if not fits:
             frame = self._encode({"event": "output_too_large", "bytes": len(frame), "job": self.job,
                                   "instance": self.instance})
-            self._write(frame)
-            return False
-        self._write(frame)
-        return True
+        self._pending.append(frame)
+        if "done" in message:
+            self.flush()
+        return fits
+
+    def before_env_code(self) -> None:
+        """Env code is about to run: what earlier env code did goes out first (its time is not the next's)."""
+        if self.ran:
+            self.flush()
+        self.ran = True
+
+    def flush(self) -> None:
+        """Write the queued frames."""
+        self.ran = False
+        pending, self._pending = self._pending, []
+        if sum(map(len, pending)) <= 1 << 16:  # small frames: one write
+            pending = [b"".join(pending)] if len(pending) > 1 else pending
+        for data in pending:  # a large one is not copied again
+            self._write(data)
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -386,6 +479,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                                       strict_args=bool(job.get("strict_args", True)),
                                       engine=database_engine() if job["kind"] == "sql" else None)
                 env_globals = EnvGlobals(module, env_dir)
+                channel.ran = True  # the env's module ran
             if channel.instance is None:
                 runtime = builder
             elif job.get("resume"):
@@ -395,6 +489,7 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
             resetting = not job.get("resume")
             if resetting:
                 last_print = None  # a reset runs env code (a class's __init__)
+                channel.ran = True
             if job.get("state_name"):
                 name = job["state_name"]
                 if name not in states:
@@ -413,33 +508,37 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
             if resetting:
                 episodes[channel.instance] = {"judges": {}}
             episode = episodes.setdefault(channel.instance, {"judges": {}})
-            if job.get("judge_from_reset") and "initial" not in episode:
+            if (job.get("judge_from_reset") or job.get("reset_snapshot")) and "reset_state" not in episode:
                 channel.send({"done": True, "event": STALE})  # no kept reset state here: the session replays
                 continue
-            if hasattr(runtime, "reuse_snapshots"):  # snapshots may share unchanged tables: fine for frames, which
-                runtime.reuse_snapshots = job.get("task") is None  # only encode them; a task's check gets its own
+            if hasattr(runtime, "reuse_snapshots"):  # snapshots share unchanged tables: frames only encode them,
+                runtime.reuse_snapshots = True  # and a task's check gets its own copy (`_own`)
             hidden = bool(job.get("hidden"))
-            ready: dict[str, Any] = {"ready": True,
-                                     "state": runtime.snapshot(hidden=hidden) if job.get("snapshot") else None}
+            shown = (episode["reset_state"] if job.get("reset_snapshot") else runtime.snapshot(hidden=hidden)) \
+                if job.get("snapshot") else None
+            ready: dict[str, Any] = {"ready": True, "state": shown}
             if job.get("describe"):
                 ready["tools"] = [t.model_dump() for t in runtime.tools.values()]
             if not channel.send(ready):
                 channel.send({"done": True, "event": "output_too_large"})
                 continue
-            if resetting and job.get("keep_initial"):  # judged against later (`judge_from_reset`): its own copy
-                initial = ready["state"] if ready["state"] is not None and not hidden else runtime.snapshot()
-                episode["initial"] = json.loads(json.dumps(initial))
+            if resetting and job.get("keep_initial"):  # judged against later (`judge_from_reset`): its own copy,
+                # made when first judged (nothing changes a snapshot meanwhile: frames only encode it)
+                episode["reset_state"] = ready["state"] if ready["state"] is not None and not hidden else \
+                    runtime.snapshot()
             event = None
             after = bool(job.get("judge_after"))  # judge after the actions, if one changed the state
             if job.get("task") is not None and not after:
                 last_print = None  # a check is code too
-                initial = episode.get("initial") if job.get("judge_from_reset") else job.get("task_initial")
+                initial = _kept_initial(episode) if job.get("judge_from_reset") else job.get("task_initial")
                 episode["judged"] = bool(job.get("judge_from_reset"))  # a verdict on this state: later calls judge on change
+                channel.before_env_code()
                 if not channel.send(_run_task(runtime, job["task"], initial, episode["judges"])):
                     event = "output_too_large"
             changed_state = False
             for action in job["actions"]:
                 before = last_print if last_print is not None else fingerprint(env_globals)
+                channel.before_env_code()
                 result = runtime.call(action, snapshot=job.get("snapshot", False))
                 last_print = fingerprint(env_globals)
                 moved = changed(before, last_print)
@@ -456,8 +555,9 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
                     break
             if after and job.get("task") is not None and event is None and (changed_state or not episode.get("judged")):
                 last_print = None
-                initial = episode.get("initial") if job.get("judge_from_reset") else job.get("task_initial")
+                initial = _kept_initial(episode) if job.get("judge_from_reset") else job.get("task_initial")
                 episode["judged"] = True
+                channel.before_env_code()
                 if not channel.send(_run_task(runtime, job["task"], initial, episode["judges"])):
                     event = "output_too_large"
             channel.send({"done": True, "event": event, "recycle": _leftovers(baseline)})

@@ -96,6 +96,7 @@ class ForkServer:
         self._inner: dict[str, int] = {}  # worker -> its pid inside the sandbox (the fork server's report)
         self._zygote_inner: int | None = None
         self._hosts: dict[str, int] = {}  # worker -> its pid as this process sees it (found once)
+        self._status_fds: dict[str, int] = {}  # worker -> its /proc status, opened once (one read per check)
         self._zygote_masks: tuple[str, ...] | None = None
         self._statuses: dict[str, int] = {}
         self._leftovers: dict[str, str | None] = {}
@@ -161,6 +162,9 @@ class ForkServer:
     def kill(self, key: str) -> None:
         self._request({"op": "kill", "id": key})
         self._hosts.pop(key, None)  # its pid may be reused: never read it again
+        fd = self._status_fds.pop(key, None)
+        if fd is not None:
+            os.close(fd)
         if self.scratch_root is not None:
             shutil.rmtree(self.scratch_root / key, ignore_errors=True)
 
@@ -172,7 +176,13 @@ class ForkServer:
         """
         pid, masks = self._host_pid(key), self._masks()
         if pid is not None and masks is not None:
-            return outside_leftovers(pid, masks)
+            fd = self._status_fds.get(key)
+            if fd is None:
+                try:
+                    fd = self._status_fds[key] = os.open(f"/proc/{pid}/status", os.O_RDONLY | os.O_CLOEXEC)
+                except OSError:
+                    return "the worker is gone"
+            return outside_leftovers(pid, masks, fd)
         with self._cond:
             self._leftovers.pop(key, None)
         if not self._request({"op": "leftovers", "id": key}):
@@ -228,6 +238,8 @@ class ForkServer:
             return key in self._statuses
 
     def close(self) -> None:
+        while self._status_fds:
+            os.close(self._status_fds.popitem()[1])
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)

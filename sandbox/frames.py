@@ -58,11 +58,13 @@ class FrameReader:
     """
 
     CHUNK = 1 << 20
+    SMALL = 1 << 16
 
     def __init__(self, fd: int, cap: int = MAX_FRAME) -> None:
         self.fd, self.cap = fd, cap
         self.buffer = bytearray()
         self.ended = False
+        self.openings = 0  # `[` and `{` bytes in the last frame read: no value in it nests deeper than that
         self._poll = select.poll()
         self._poll.register(fd, select.POLLIN)
 
@@ -72,12 +74,16 @@ class FrameReader:
         except (OSError, ValueError):
             return True  # let the read report the broken channel
 
-    def _read_available(self) -> bool | None:
-        """Append what has arrived: True if something did, None if nothing yet, False at end of stream."""
+    def _read_available(self, want: int = 0) -> bool | None:
+        """Append what has arrived: True if something did, None if nothing yet, False at end of stream.
+
+        A read asks for what the frame still needs (at least `SMALL`, at most `CHUNK`): the buffer
+        a read allocates costs in proportion to what it asks, whatever arrives.
+        """
         if not self._wait(0):
             return None
         try:
-            chunk = os.read(self.fd, self.CHUNK)
+            chunk = os.read(self.fd, min(max(want, self.SMALL), self.CHUNK))
         except OSError:  # the peer died with bytes unread (ECONNRESET) or the channel was closed
             chunk = b""
         if not chunk:
@@ -93,7 +99,7 @@ class FrameReader:
     def _fill(self, size: int, deadline: float) -> bool | None:
         """Read until the buffer holds `size` bytes: True, None on timeout, False at end of stream."""
         while len(self.buffer) < size:
-            got = self._read_available()
+            got = self._read_available(size - len(self.buffer))
             if got is False:
                 return False
             if got:
@@ -120,6 +126,7 @@ class FrameReader:
             return filled
         body = bytes(self.buffer[HEADER.size:HEADER.size + size])
         del self.buffer[:HEADER.size + size]
+        self.openings = body.count(b"[") + body.count(b"{")
         return _decode(body)
 
 

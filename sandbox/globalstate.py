@@ -112,6 +112,9 @@ class EnvGlobals:
         own: set[type] = set()
         self._visit(vars(module), module.__name__, own)
         self.own_types = frozenset(own)
+        # name -> (value, its digest) for values no call can change (`_immutable`): the same object
+        # (held here, so its identity cannot be reused) has the same digest, computed once
+        self.digests: dict[str, tuple[Any, str]] = {}
 
     def _own(self, file: Any) -> bool:
         return isinstance(file, str) and str(Path(file).resolve()).startswith(self.root)
@@ -150,8 +153,33 @@ def fingerprint(env: EnvGlobals | None = None) -> dict[str, Any]:
                 if key.startswith("__") or isinstance(value, (types.ModuleType, types.FunctionType, type, property,
                                                               staticmethod, classmethod)):
                     continue
-                out[f"{label}.{key}"] = _digest(value, env.own_types)
+                name = f"{label}.{key}"
+                known = env.digests.get(name)
+                if known is not None and known[0] is value:
+                    out[name] = known[1]
+                    continue
+                out[name] = _digest(value, env.own_types)
+                if _immutable(value, env.own_types):
+                    env.digests[name] = (value, out[name])
     return out
+
+
+_SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes, decimal.Decimal})
+
+
+def _immutable(value: Any, own_types: frozenset[type], depth: int = 0) -> bool:
+    """Whether `value`'s digest can never change: scalars, classes, and tuples or frozensets of those.
+
+    A class counts by its metaclass's name only (`_digest`), unless that metaclass is the env's own.
+    """
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if isinstance(value, type):
+        return kind not in own_types
+    if (kind is tuple or kind is frozenset) and depth < 30 and len(value) <= 1000:
+        return all(_immutable(item, own_types, depth + 1) for item in value)
+    return False
 
 
 def changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

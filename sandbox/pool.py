@@ -70,6 +70,7 @@ class Job:
     keep_initial: bool = False  # a reset: the worker keeps the state it reset to, for `judge_from_reset`
     judge_from_reset: bool = False  # judge `task` on (the kept reset state, the current state)
     judge_after: bool = False  # judge `task` after the actions (if one changed the state, or never judged yet)
+    reset_snapshot: bool = False  # the ready frame's state is the kept reset state (`keep_initial`), not the current one
 
     @classmethod
     def for_env(cls, handle: EnvHandle, actions: list[dict[str, Any]], *, state_name: str | None = None,
@@ -380,7 +381,7 @@ class SandboxPool:
                 continue  # the worker replaced an oversized frame; its `done` frame follows
             # Validated into typed values here: no later code sees what the worker wrote (sandbox/wire.py).
             try:
-                parsed = parse(frame)
+                parsed = parse(frame, worker.reader.openings)
             except WireError as exc:
                 self._retire(index)
                 result.event = f"protocol: {exc}"

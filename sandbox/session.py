@@ -48,13 +48,13 @@ class SandboxRuntime:
         self._start: str | dict[str, Any] | None = None  # a state's name (the worker's template) or the state
         self._history: list[dict[str, Any]] = []
         self._fresh = True  # the worker holds no state of this session yet (new or replaced)
-        self._reset_state: dict[str, Any] | None = None  # the reset's snapshot, until the next job (one round trip less)
-        self._initial: dict[str, Any] | None = None  # that snapshot as handed out: the worker keeps its own copy
+        self._pristine = False  # nothing ran since the reset (a snapshot now is the reset's state)
+        self._initial: dict[str, Any] | None = None  # the reset's state as handed out: the worker keeps its own copy
         # Once a task is judged against it, every call also judges it in the same job (if the call
         # changed the state): the verdict for the current state, until a call or reset outdates it.
-        self._watch: tuple[Task, dict[str, Any]] | None = None
+        # (task, initial): None as the initial is the reset's state, which the worker keeps.
+        self._watch: tuple[Task, dict[str, Any] | None] | None = None
         self._task_json: tuple[Task, dict[str, Any]] | None = None  # the last task sent, as sent
-        self._rewatch: Task | None = None
         self._base: Job | None = None
         self._verdict: dict[str, Any] | None = None
 
@@ -82,19 +82,19 @@ class SandboxRuntime:
 
     def _job(self, actions: list[dict[str, Any]], *, snapshot: bool, resume: bool, hidden: bool = False,
              task: Task | None = None, task_initial: dict[str, Any] | None = None,
-             judge_after: bool = False) -> JobResult:
-        self._reset_state = None
+             judge_after: bool = False, reset_snapshot: bool = False) -> JobResult:
         start = None if resume else self._start
         if self._base is None:
             self._base = Job.for_env(self.handle, [])  # the manifest's part of every job, read once
         job = dataclasses.replace(self._base, actions=actions, state_name=start if isinstance(start, str) else None,
                                   state=start if isinstance(start, dict) else None, snapshot=snapshot, resume=resume,
-                                  hidden=hidden, keep_initial=not resume, judge_after=judge_after)
+                                  hidden=hidden, keep_initial=not resume, judge_after=judge_after,
+                                  reset_snapshot=reset_snapshot)
         if task is not None:
             if self._task_json is None or self._task_json[0] is not task:
                 self._task_json = (task, task.model_dump(mode="json"))
             job.task = self._task_json[1]
-            if task_initial is not None and task_initial is self._initial:
+            if task_initial is None or task_initial is self._initial:
                 job.judge_from_reset = True  # the worker judges against its copy: the state is not sent again
             else:
                 job.task_initial = task_initial
@@ -128,17 +128,29 @@ class SandboxRuntime:
         if isinstance(state, str):
             check_state_name(state)  # the worker joins it into states/<name>.json
         self._start, self._history, self._initial = state, [], None
-        # the task judged last episode is likely judged again: watched from the reset's snapshot on
-        self._rewatch = None if self._watch is None else self._watch[0]
-        self._watch = self._verdict = None
-        result = self._job([], snapshot=True, resume=False)
+        # the task judged last episode is likely judged again: watched against the reset's state from now on
+        self._watch = None if self._watch is None else (self._watch[0], None)
+        self._verdict = None
+        # the worker keeps the reset's state (for checks) and sends it only when asked (`initial_state`)
+        result = self._job([], snapshot=False, resume=False)
         if result.event:
             raise RuntimeError(f"reset failed in the sandbox: {result.event}")
-        self._reset_state = result.initial_state
+        self._pristine = True
+
+    def initial_state(self) -> dict[str, Any]:
+        """The state of the last reset, asked of the worker (which keeps it) the first time."""
+        if self._initial is None:
+            self._ensure_current()
+            result = self._job([], snapshot=True, resume=True, reset_snapshot=True)
+            if result.event or result.initial_state is None:
+                raise RuntimeError(f"snapshot failed in the sandbox: {result.event}")
+            self._initial = result.initial_state
+        return self._initial
 
     def call(self, action: Action | dict[str, Any], *, snapshot: bool = False) -> StepResult:
         data = action.model_dump() if isinstance(action, Action) else dict(action)
         self._ensure_current()
+        self._pristine = False
         watch = self._watch
         result = self._job([data], snapshot=snapshot, resume=True, task=None if watch is None else watch[0],
                            task_initial=None if watch is None else watch[1], judge_after=watch is not None)
@@ -156,35 +168,34 @@ class SandboxRuntime:
             self._history.append(data)
         return step
 
-    def judge(self, task: Task, initial: dict[str, Any]) -> dict[str, Any]:
+    def judge(self, task: Task, initial: dict[str, Any] | None = None) -> dict[str, Any]:
         """`task`'s check on (`initial`, the current state), run in the worker: checks are code too.
 
-        Returns the worker's task frame: `final` (the verdict, None if it did not run) and `error`.
-        Judged against the reset's own snapshot, the task is then judged along with every call that
-        changes the state, so asking again after such a call costs no round trip.
+        `initial` None (or the reset's state as this runtime handed it out) is the reset's state,
+        which the worker keeps: it is not sent. Returns the worker's task frame: `final` (the
+        verdict, None if it did not run) and `error`. Judged against the reset's state, the task is
+        then judged along with every call that changes the state, so asking again after such a
+        call costs no round trip.
         """
-        watched = self._watch is not None and self._watch[1] is initial and (self._watch[0] is task or self._watch[0] == task)
+        key = None if initial is None or initial is self._initial else initial
+        watched = self._watch is not None and self._watch[1] is key and (self._watch[0] is task or self._watch[0] == task)
         if watched and self._verdict is not None and not self._fresh:
             return self._verdict
         self._ensure_current()
-        result = self._job([], snapshot=False, resume=True, task=task, task_initial=initial)
+        result = self._job([], snapshot=False, resume=True, task=task, task_initial=key)
         if result.event or result.task is None:
             return {"final": None, "error": f"sandbox: {result.event or 'no answer'}"}
-        if initial is self._initial:
-            self._watch, self._verdict = (task, initial), result.task
+        if key is None:
+            self._watch, self._verdict = (task, None), result.task
         return result.task
 
     def snapshot(self, hidden: bool = False) -> dict[str, Any]:
-        if not hidden and self._reset_state is not None and not self._fresh:  # nothing ran since the reset
-            state, self._reset_state = self._reset_state, None
-            self._initial = state
-            if self._rewatch is not None:
-                self._watch, self._rewatch = (self._rewatch, state), None
-            return state
         self._ensure_current()
         result = self._job([], snapshot=True, resume=True, hidden=hidden)
         if result.event or result.initial_state is None:
             raise RuntimeError(f"snapshot failed in the sandbox: {result.event}")
+        if not hidden and self._pristine and self._initial is None:  # nothing ran since the reset: its state
+            self._initial = result.initial_state
         return result.initial_state
 
 

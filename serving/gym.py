@@ -99,7 +99,8 @@ class ToolEnv:
         self.tool_descriptors = {t.name: t for t in handle.manifest.tools}
         self._runtime: SqlRuntime | ClassRuntime | SandboxRuntime = \
             self._loaded.runtime() if self._loaded is not None else SandboxRuntime(handle)
-        self._initial: dict[str, Any] | None = None
+        self._initial: dict[str, Any] | None = None  # in-process: the reset's snapshot (sandboxed: the worker keeps it)
+        self._started = False
         self._verdict: dict[str, Any] | None = None
         self.steps = 0
         self._over: str | None = "call reset() before step()"
@@ -144,8 +145,10 @@ class ToolEnv:
         # only a reset that worked changes the episode's task and state
         self.task, self._state_choice = task, choice
         self.state_name = state if isinstance(state, str) else None
-        self._initial = self._runtime.snapshot() if self.task is not None else None
-        self._verdict = None
+        # a sandboxed reset's state stays in the worker, which judges against it (`initial_state` asks for it)
+        in_process = not isinstance(self._runtime, SandboxRuntime)
+        self._initial = self._runtime.snapshot() if self.task is not None and in_process else None
+        self._started, self._verdict = True, None
         self.steps, self._over = 0, None
         return self.instruction, {"env_id": self.env_id, "state": self.state_name,
                                   "task": self.task.id if self.task is not None else None,
@@ -186,7 +189,7 @@ class ToolEnv:
         """
         if self.task is None:
             return 0.0, {"task": None, "passed": None, "error": "no task: nothing to check"}
-        if self._initial is None:
+        if not self._started:
             raise EpisodeOver("call reset() before evaluate()")
         if self._verdict is None:
             self._verdict = self._check()
@@ -203,6 +206,8 @@ class ToolEnv:
     @property
     def initial_state(self) -> dict[str, Any] | None:
         """The snapshot the episode started from (kept only with a task: the check needs it)."""
+        if self.task is not None and self._started and isinstance(self._runtime, SandboxRuntime):
+            return self._runtime.initial_state()  # asked of the worker once
         return self._initial
 
     def close(self) -> None:
@@ -237,13 +242,13 @@ class ToolEnv:
 
     def _check(self) -> dict[str, Any]:
         """The task's verdict on (initial, current): where the env's code runs (checks are code too)."""
-        assert self.task is not None and self._initial is not None
+        assert self.task is not None and self._started
         verdict: dict[str, Any] = {"task": self.task.id, "passed": False, "error": None}
         if isinstance(self._runtime, SandboxRuntime):
-            answer = self._runtime.judge(self.task, self._initial)
+            answer = self._runtime.judge(self.task)  # against the reset's state, kept in the worker
             verdict["passed"], verdict["error"] = answer.get("final") is True, answer.get("error")
             return verdict
-        assert self._loaded is not None
+        assert self._loaded is not None and self._initial is not None
         try:
             verdict["passed"] = self._loaded.checker(self.task)(self._initial, self._runtime.snapshot())
         except CheckError as exc:
