@@ -66,3 +66,18 @@ def synthesized_catalog(tmp_path_factory, worker_id) -> Path:
 def synthesized_copy(synthesized_catalog, tmp_path) -> Path:
     """A private copy of the shared synthesized catalog, for a test that writes into it."""
     return Path(shutil.copytree(synthesized_catalog, tmp_path / "synthesized", symlinks=True))
+
+
+# The files that take longest (each runs whole synthesis runs or a Ray cluster): run first. Under
+# `-n 2 --dist loadfile` the files go to the workers in collection order, and these come late in it
+# (synth/, verifier/, test_cli*), so one worker finished its last long file minutes after the other.
+LONG_FILES = ("tests/synth/test_pipeline.py", "tests/synth/test_scaleout.py", "tests/verifier/test_verify_all.py",
+              "tests/test_cli_badinput.py", "tests/test_cli_bench.py", "tests/test_cli.py",
+              "tests/synth/llm/test_llm_pipeline.py", "tests/verifier/test_samples.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Long files first, the rest in collection order (a stable sort: tests within a file keep their order)."""
+    rank = {path: index for index, path in enumerate(LONG_FILES)}
+    root = Path(str(config.rootpath))
+    items.sort(key=lambda item: rank.get(Path(str(item.path)).relative_to(root).as_posix(), len(LONG_FILES)))
