@@ -1,6 +1,7 @@
 """`bench export|import` and `audit-sim` as a user runs them (reference envs, the spec simulator)."""
 
 import json
+import shutil
 
 import pytest
 
@@ -8,12 +9,9 @@ from tests.test_cli import run
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory):
-    """Eight synthesized envs beside the reference ones: enough to fill small quotas."""
-    root = tmp_path_factory.mktemp("catalog")
-    out = run("synthesize", "--n", "8", "--seed", "4", "--json", catalog=root)
-    assert out.returncode == 0, out.stderr
-    return root
+def catalog(synthesized_catalog, tmp_path_factory):
+    """Eight synthesized envs beside the reference ones (enough to fill small quotas), copied: `bench import` writes."""
+    return shutil.copytree(synthesized_catalog, tmp_path_factory.mktemp("catalog") / "c", symlinks=True)
 
 
 def test_export_audit_failures_and_import_round_trip(tmp_path, catalog):

@@ -79,8 +79,11 @@ def test_resume_of_unknown_run_is_a_clear_error(tmp_path):
 
 @pytest.mark.slow
 def test_sigkill_midway_then_resume_registers_exactly_n_without_duplicates(tmp_path):
-    """Killed with envs registered and others in flight; each synthesized env costs seconds, so n stays small."""
-    n, killed_at = 5, 2
+    """Killed with envs registered and others in flight; each synthesized env costs seconds, so n stays small.
+
+    n = 3, killed once one env is registered: the resume still has slots to finish (1 or 2) and one it must not redo.
+    """
+    n, killed_at = 3, 1
     command = [sys.executable, "cli.py", "synthesize", "--n", str(n), "--catalog", str(tmp_path), "--json"]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
@@ -109,12 +112,14 @@ def test_sigkill_midway_then_resume_registers_exactly_n_without_duplicates(tmp_p
 
 @pytest.mark.slow
 def test_ctrl_c_exits_130_with_the_resume_command_and_resume_completes(tmp_path):
-    n = 4
-    process = subprocess.Popen([sys.executable, "cli.py", "synthesize", "--n", str(n), "--catalog", str(tmp_path)],
+    n = 2  # interrupted after the first env: the resume registers the second and keeps the first
+    process = subprocess.Popen([sys.executable, "cli.py", "synthesize", "--n", str(n), "--workers", "1", "--catalog",
+                                str(tmp_path)],
                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and process.poll() is None and len(_user_envs(tmp_path)) < 2:
+    while time.monotonic() < deadline and process.poll() is None and len(_user_envs(tmp_path)) < 1:
         time.sleep(0.05)
+    assert process.poll() is None, "the run ended before it could be interrupted"
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 130

@@ -206,15 +206,10 @@ def test_resume_runs_only_what_is_missing(tmp_path: Path, llm_server) -> None:
 
 
 @pytest.mark.slow
-def test_reference_rollout_on_a_synthesized_env_in_the_sandbox(tmp_path: Path) -> None:
+def test_reference_rollout_on_a_synthesized_env_in_the_sandbox(synthesized_copy: Path, tmp_path: Path) -> None:
     """A synthesized env runs in the sandbox (its checks too): gold trajectories solve it and the spec verifies them."""
-    from synth.run import synthesize
-    from synth.run_config import RunConfig
-
-    report = synthesize(RunConfig(n=1, catalog=str(tmp_path / "c"), workers=1, seed=5), progress=False)
-    assert report.registered == 1
-    catalog = Catalog(tmp_path / "c")
-    (env_id,) = [s.id for s in catalog.list()[0] if not s.reference]
+    catalog = Catalog(synthesized_copy)  # a copy of the session's synthesized envs (tests/conftest.py); one is run
+    env_id = min(s.id for s in catalog.list()[0] if not s.reference)
     units, _ = plan_units(catalog, [env_id])
     result = run_rollouts(catalog, units, RolloutConfig(model="reference", simulator="spec"), tmp_path / "o",
                           agent_factory=reference_agent, simulator=SpecSimulator(), concurrency=2)

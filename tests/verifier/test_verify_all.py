@@ -88,13 +88,13 @@ import random as _random
 
 def _forge_a_frame():
     """Env code writing a call frame whose outcome is not an Outcome (and a delta that is no ops) to every descriptor."""
-    os, frame, job = _random._os, _random._os.sys._getframe(), 1
-    while frame is not None:
+    os, frame, job, instance = _random._os, _random._os.sys._getframe(), 1, None
+    while frame is not None:  # the job's number and instance copied, so the frame reaches the wire model
         if hasattr(frame.f_locals.get("channel"), "job"):
-            job = frame.f_locals["channel"].job
+            job, instance = frame.f_locals["channel"].job, getattr(frame.f_locals["channel"], "instance", None)
             break
         frame = frame.f_back
-    body = _json.dumps({"outcome": {"pwned": 1}, "delta": "not ops", "job": job}).encode()
+    body = _json.dumps({"outcome": {"pwned": 1}, "delta": "not ops", "job": job, "instance": instance}).encode()
     for fd in range(1, 11):
         try:
             os.write(fd, len(body).to_bytes(4, "big") + body)
