@@ -195,7 +195,7 @@ def topic_curve(targets: list[int], seed: int, niches: bool) -> dict[str, Any]:
     from catalog.store import Catalog
     from synth.generators import ProceduralGenerator
     from synth.mining import domain_order
-    from synth.run import _schema_signature
+    from synth.run import schema_signature
     from synth.shortfall import default_max_proposals
 
     generator = ProceduralGenerator(domain_order(seed), niches=niches)  # what the procedural backend builds
@@ -219,7 +219,7 @@ def topic_curve(targets: list[int], seed: int, niches: bool) -> dict[str, Any]:
         vectors = dedup.embedder.embed([t["topic"] for t in first])
         cosines = vectors @ vectors.T
         np.fill_diagonal(cosines, -1.0)
-        schemas = {_schema_signature(generator.blueprint(t)[0].model_dump(mode="json")) for t in first}
+        schemas = {schema_signature(generator.blueprint(t)[0].model_dump(mode="json")) for t in first}
         curve.append({"n": n, "cap": default_max_proposals(n), "proposals": proposals,
                       "distinct_topics_within_cap": min(n, sum(p <= default_max_proposals(n) for p, _ in accepted)),
                       "yield": round(n / proposals, 4) if proposals else None, "distinct_schemas": len(schemas),

@@ -196,10 +196,10 @@ def _summary(values: dict[str, Any]) -> dict[str, Any]:
             "mining": (values.get("topic") or {}).get("mining"),
             "tools": len(bp.get("tools", [])), "tables": len(bp.get("entities", [])),
             "delta_sizes": values.get("delta_sizes") or {}, "realism": values.get("realism") or {},
-            "schema_signature": _schema_signature(bp)}
+            "schema_signature": schema_signature(bp)}
 
 
-def _schema_signature(bp: dict[str, Any]) -> str:
+def schema_signature(bp: dict[str, Any]) -> str:
     return json.dumps(sorted((e["table"], sorted((f["name"], f["kind"]) for f in e["fields"]))
                              for e in bp.get("entities", [])))
 
