@@ -62,7 +62,7 @@ from synth.report import SynthesisReport, write_report
 from synth.run_config import Endpoint, RunConfig, RunError, RunModels, read_run_config, runs_dir
 from synth.shortfall import PROBE, default_max_proposals, probe_topics, shortfall
 
-__all__ = ["RunConfig", "RunError", "RunModels", "resolve_models", "runs_dir", "synthesize"]
+__all__ = ["RunConfig", "RunError", "RunModels", "resolve_models", "runs_dir", "schema_signature", "synthesize"]
 
 # --- the slots table --------------------------------------------------------------------------------
 
@@ -200,6 +200,7 @@ def _summary(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def schema_signature(bp: dict[str, Any]) -> str:
+    """A blueprint's tables and typed fields as one text: two envs with the same one share a schema."""
     return json.dumps(sorted((e["table"], sorted((f["name"], f["kind"]) for f in e["fields"]))
                              for e in bp.get("entities", [])))
 
