@@ -50,6 +50,7 @@ class SandboxRuntime:
         self._fresh = True  # the worker holds no state of this session yet (new or replaced)
         self._pristine = False  # nothing ran since the reset (a snapshot now is the reset's state)
         self._initial: dict[str, Any] | None = None  # the reset's state as handed out: the worker keeps its own copy
+        self._moved = False  # `load` moved the episode: the worker's reset copy is the loaded state, not the initial
         # Once a task is judged against it, every call also judges it in the same job (if the call
         # changed the state): the verdict for the current state, until a call or reset outdates it.
         # (task, initial): None as the initial is the reset's state, which the worker keeps.
@@ -94,10 +95,10 @@ class SandboxRuntime:
             if self._task_json is None or self._task_json[0] is not task:
                 self._task_json = (task, task.model_dump(mode="json"))
             job.task = self._task_json[1]
-            if task_initial is None or task_initial is self._initial:
+            if (task_initial is None or task_initial is self._initial) and not self._moved:
                 job.judge_from_reset = True  # the worker judges against its copy: the state is not sent again
-            else:
-                job.task_initial = task_initial
+            else:  # after a `load` the worker's copy is the loaded state: the initial one is sent
+                job.task_initial = self._initial if task_initial is None else task_initial
         result = self._run(job)
         if resume and result.event == STALE:  # the pool had to start a new worker: restore, then ask again
             self._fresh = True
@@ -127,7 +128,7 @@ class SandboxRuntime:
         """Start from `state`: a state, or the name of one of the env's states (reset from the worker's template)."""
         if isinstance(state, str):
             check_state_name(state)  # the worker joins it into states/<name>.json
-        self._start, self._history, self._initial = state, [], None
+        self._start, self._history, self._initial, self._moved = state, [], None, False
         # the task judged last episode is likely judged again: watched against the reset's state from now on
         self._watch = None if self._watch is None else (self._watch[0], None)
         self._verdict = None
@@ -136,6 +137,21 @@ class SandboxRuntime:
         if result.event:
             raise RuntimeError(f"reset failed in the sandbox: {result.event}")
         self._pristine = True
+
+    def load(self, state: dict[str, Any]) -> None:
+        """Go on from `state` mid-episode (e.g. a simulated step's next state); the reset's state stays the initial.
+
+        The worker resets to `state` (a replacement worker is restored to it, then replayed), and
+        checks are judged against the reset's state, fetched from the worker first and sent with them.
+        """
+        initial = self.initial_state()
+        self._start, self._history, self._moved = state, [], True
+        self._watch = None if self._watch is None else (self._watch[0], None)
+        self._verdict = None
+        result = self._job([], snapshot=False, resume=False)
+        if result.event:
+            raise RuntimeError(f"loading a state failed in the sandbox: {result.event}")
+        self._initial, self._pristine = initial, False
 
     def initial_state(self) -> dict[str, Any]:
         """The state of the last reset, asked of the worker (which keeps it) the first time."""

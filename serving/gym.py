@@ -6,6 +6,7 @@
     ToolEnv.step(tool_call) -> (observation, reward: float, terminated: bool, truncated: bool, info: dict)
     ToolEnv.evaluate(final_message=None, cut_off=False) -> (reward: float, details: dict)
     ToolEnv.tools -> list of OpenAI function schemas; ToolEnv.state() -> canonical snapshot
+    ToolEnv.load(state) -> None: go on mid-episode from a state (a simulated step's next state)
     ToolEnv.instruction, .task, .tasks (id -> Task, read-only), .state_names, .initial_state,
     .steps, .env_id, .handle, .in_process
     ToolEnv.close(); ToolEnv is a context manager
@@ -202,6 +203,24 @@ class ToolEnv:
     def state(self) -> dict[str, Any]:
         """The current state as a canonical snapshot (public state)."""
         return self._runtime.snapshot()
+
+    def load(self, state: dict[str, Any]) -> None:
+        """Go on from `state` mid-episode, as if the calls so far had led there (hybrid envs: a simulated step).
+
+        Unlike `reset`, the episode does not start over: its task, step count and initial state stay,
+        so the task's check still judges (reset's state, current state). A class env is rebuilt from
+        `state` as a reset from it would build it (hidden attributes included).
+        """
+        if self._over is not None:
+            raise EpisodeOver(f"the episode is over ({self._over}): call reset()")
+        if not isinstance(state, dict):
+            raise ServingError(f"a state is an object, got {type(state).__name__}")
+        if isinstance(self._runtime, SandboxRuntime):
+            self._runtime.load(state)
+        else:
+            assert self._loaded is not None
+            self._loaded.reset(self._runtime, self._loaded.start(state))
+        self._verdict = None
 
     @property
     def initial_state(self) -> dict[str, Any] | None:

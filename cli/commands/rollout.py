@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.runs.progress import Progress
-from cli.arguments import POSITIVE, SECONDS
+from cli.arguments import POSITIVE, SECONDS, SHARE
 from cli.common import check_models, check_out, open_catalog
 from cli.errors import UserError
 from cli.executor_options import add_executor_options, executor_spec
@@ -24,6 +24,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     from synth.rollout import (
         ModelAgentFactory,
         RolloutConfig,
+        TrustSettings,
         build_report,
         json_summary,
         plan_units,
@@ -34,6 +35,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     from synth.rollout.agents import AGENTS
     from synth.simulation import open_simulator
     from synth.simulators import SIMULATORS
+    from verifier.audit.trust import TrustPolicy, TrustTable
 
     executor = executor_spec(args)
     if bool(args.env) == bool(args.all):
@@ -46,23 +48,33 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     for env_id in skipped:
         print(f"note: {env_id} has no task{' ' + repr(args.task) if args.task else ''}: not rolled out", file=sys.stderr)
     check_out(Path(args.out), "--out")
+    if args.trust and not args.simulator:
+        raise UserError("--trust needs --simulator: the simulator whose audit it is")
     check_models(args.model, args.simulator)
     sim_mode = args.sim_mode if args.simulator and args.simulator not in SIMULATORS else None
+    policy = TrustPolicy(min_cm=args.min_cm, min_samples=args.min_samples, spot_check=args.spot_check)
+    trust = TrustSettings(audit=str(Path(args.trust).resolve()), policy=policy) if args.trust else None
     config = RolloutConfig(model=args.model, simulator=args.simulator, sim_mode=sim_mode, max_steps=args.max_steps,
-                           max_tokens=args.max_tokens, seed=args.seed)
+                           max_tokens=args.max_tokens, seed=args.seed, trust=trust)
     out = Path(args.out)
     progress = Progress("rollout", unit="episodes")
     try:
         with ExitStack() as stack:
             simulator = stack.enter_context(open_simulator(args.simulator, sim_mode or "plain", seed=args.seed)) \
                 if args.simulator else None
+            table = None
+            if trust is not None and simulator is not None:
+                table = TrustTable.load(trust.audit, catalog, simulator=simulator.name, mode=simulator.mode)
+                if table.foreign:
+                    print(f"note: {sum(table.foreign.values())} audit record(s) give no trust: " + ", ".join(
+                        f"{why} ({n})" for why, n in table.foreign.most_common()), file=sys.stderr)
             if args.model in AGENTS:
                 factory = AGENTS[args.model].factory
             else:
                 client = stack.enter_context(open_client(args.model, seed=args.seed, timeout=args.timeout))
                 factory = ModelAgentFactory.of(client, max_tokens=config.max_tokens)  # Ray workers open their own
             result = run_rollouts(catalog, units, config, out, agent_factory=factory, simulator=simulator,
-                                  concurrency=args.concurrency, executor=executor,
+                                  concurrency=args.concurrency, executor=executor, trust=table,
                                   progress=lambda done, total, _t: progress.update(done, total=total))
     except KeyboardInterrupt:
         print(f"\ninterrupted; finished trajectories are kept in {out / 'trajectories.jsonl'}: rerun the same command "
@@ -71,7 +83,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     report = write_report(build_report(result.trajectories, model=args.model, simulator=args.simulator,
-                                       errors=result.errors), out)
+                                       errors=result.errors, trust=table.summary(policy) if table else None), out)
     if result.errors:
         print(f"warning: {len(result.errors)} episode(s) could not run; rerun to retry (see {out / 'report.md'})",
               file=sys.stderr)
@@ -96,7 +108,12 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
                     "resumes. DIR/report.json, report.md and rollouts.png give success per env and per solution "
                     "length, steps, tokens, cost and latency. With --simulator every call is answered by the "
                     "simulator and also executed on the env from the same state: each step and trajectory is "
-                    "marked verified or diverged.")
+                    "marked verified or diverged. With --trust AUDIT_DIR (an audit-sim folder of that simulator) "
+                    "the env is hybrid: the simulator answers a call alone only where the audit's strict CM in "
+                    "the call's cell (tool, and the stratum the constraint spec predicts: failure, read, write "
+                    "band) is at least --min-cm over at least --min-samples samples; every other call executes, "
+                    "a --spot-check share of trusted calls also executes, and a cell whose spot check fails is "
+                    "executed for the rest of the run.")
     rollout.add_argument("--model", required=True, metavar="NAME",
                          help="`reference` (follows each task's reference solution: gold trajectories, no model) or "
                               "a registry model (python cli.py models), e.g. gpt-4o-mini or smollm2-135m")
@@ -110,6 +127,15 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
                                                              f"{simulator_help()}")
     rollout.add_argument("--sim-mode", choices=("plain", "constrained"), default="plain",
                          help="prompt mode of an LLM simulator (default: plain)")
+    rollout.add_argument("--trust", metavar="AUDIT_DIR", help="hybrid: trust the simulator only in the cells this "
+                                                               "audit-sim folder (of the same simulator) measured right")
+    rollout.add_argument("--min-cm", type=SHARE, default=0.9, help="with --trust: a cell's strict CM that earns trust "
+                                                                   "(default: 0.9)")
+    rollout.add_argument("--min-samples", type=POSITIVE, default=5, metavar="K",
+                         help="with --trust: audited samples a cell needs (default: 5)")
+    rollout.add_argument("--spot-check", type=SHARE, default=0.1, help="with --trust: share of trusted calls also "
+                                                                       "executed and compared, by the seed "
+                                                                       "(default: 0.1)")
     rollout.add_argument("--max-tokens", type=POSITIVE, metavar="N", help="cap on each model reply (default: the "
                                                                            "registry's max_output_tokens)")
     rollout.add_argument("--timeout", type=SECONDS, default=120.0, help="seconds per model request (default: 120)")
@@ -117,5 +143,6 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     rollout.add_argument("--out", required=True, metavar="DIR", help="trajectories and report folder")
     rollout.add_argument("--json", action="store_true", help='print {"model", "trajectories", "success_rate", '
                                                             '"verified" (with --simulator), "tokens_in", "tokens_out", '
-                                                            '"cost_usd"}')
+                                                            '"cost_usd", "executed_share" and '
+                                                            '"trusted_verified_share" (with --trust)}')
     rollout.set_defaults(handler=cmd_rollout)

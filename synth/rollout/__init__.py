@@ -5,7 +5,8 @@ envs they run). `run_rollouts` rolls out units (env, task) on threads, each epis
 instance, and appends each trajectory to `trajectories.jsonl` (resumable); `build_report` /
 `write_report` give `report.json`, `report.md` and `rollouts.png`. With a simulator every call is
 answered by it and also executed on the env from the same state (synth/rollout/steps.py), each
-step and trajectory marked verified or diverged.
+step and trajectory marked verified or diverged; with an audit's trust (`--trust`) only where
+the audit earned it, every other call executing (synth/rollout/hybrid.py).
 """
 
 from synth.rollout.agents import Agent, AgentFailed, ModelAgent, ReferenceAgent, ToolCall, Turn
@@ -16,6 +17,7 @@ from synth.rollout.run import (
            RolloutConfig,
            RolloutError,
            RunResult,
+           TrustSettings,
            plan_units,
            reference_agent,
            run_rollouts,
@@ -31,7 +33,7 @@ from synth.rollout.trajectory import (
 )
 
 __all__ = ["TRAJECTORIES_FILE", "Agent", "AgentFailed", "EnvSteps", "ModelAgent", "ModelAgentFactory", "ReferenceAgent", "RolloutConfig",
-           "RolloutError", "RunResult", "SimCheck", "StepRecord", "ToolCall", "Trajectory", "Turn", "Unit",
+           "RolloutError", "RunResult", "TrustSettings", "SimCheck", "StepRecord", "ToolCall", "Trajectory", "Turn", "Unit",
            "VerifiedSteps", "bench_template", "build_report", "json_summary", "load_trajectories", "plan_units",
            "reference_agent", "render_markdown", "render_summary", "run_episode", "run_rollouts", "template_messages",
            "write_report"]

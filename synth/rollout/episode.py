@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from catalog.models import Action
 from synth.llm import Usage
 from synth.rollout.agents import Agent, AgentFailed, system_prompt
-from synth.rollout.steps import EnvSteps, VerifiedSteps
+from synth.rollout.steps import Steps
 from synth.rollout.trajectory import StepRecord, Trajectory, as_json_text
 
 __all__ = ["EpisodeEnv", "Unit", "observation_text", "run_episode"]
@@ -61,7 +61,7 @@ def observation_text(value: Any) -> str:
     return value if isinstance(value, str) else as_json_text(value)
 
 
-def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: EnvSteps | VerifiedSteps, *, env_doc: str,
+def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: Steps, *, env_doc: str,
                 env_kind: str, seed: int, max_steps: int) -> Trajectory:
     """Roll `agent` out on `env` (already made for the unit's task) and score it; see the module doc."""
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
@@ -118,10 +118,11 @@ def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: EnvSteps | Ver
             if answer.done:
                 end = "env_done"
     final = messages[-1].get("content") if end == "final" else None
+    steps.settle()  # a hybrid episode's env catches up with its simulated steps before the check
     reward, details = env.evaluate(final if isinstance(final, str) else None, cut_off=end == "max_steps")
     checks = [r.sim for r in records if r.sim.simulated]
-    diverged = next(((r.index, r.name, r.sim) for r in records if r.sim.simulated and not r.sim.verified), None)
-    simulator = steps.simulator.name if isinstance(steps, VerifiedSteps) else ""
+    diverged = next(((r.index, r.name, r.sim) for r in records if r.sim.diverged), None)
+    simulator = steps.simulator_name
     sim_usage = Usage()
     for check in checks:
         sim_usage.add(check)

@@ -10,6 +10,7 @@ and the first divergences.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +21,10 @@ from pydantic import Field
 from catalog.jsonmodel import JsonModel
 from catalog.runs.journal import write_json
 from catalog.usage import Usage
+from synth.rollout.hybrid import DROPPED
 from verifier.audit.report import percentiles
 
-__all__ = ["RolloutSummary", "build_report", "json_summary", "render_markdown", "render_summary", "write_report"]
+__all__ = ["HybridSummary", "RolloutSummary", "build_report", "hybrid_section", "json_summary", "render_markdown", "render_summary", "write_report"]
 
 DIVERGENCES_LISTED = 20
 
@@ -45,8 +47,11 @@ def _group(trajectories: Sequence[dict[str, Any]], key: Any) -> dict[str, dict[s
 
 
 def build_report(trajectories: Sequence[dict[str, Any]], *, model: str, simulator: str | None,
-                 errors: dict[str, str] | None = None) -> dict[str, Any]:
-    """The report of these trajectories (any order: sorted by id here)."""
+                 errors: dict[str, str] | None = None, trust: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The report of these trajectories (any order: sorted by id here).
+
+    `trust` (a hybrid run: verifier.audit.trust.TrustTable.summary) adds the `hybrid` section.
+    """
     ts = sorted(trajectories, key=lambda t: t["id"])
     n = len(ts)
     wins = sum(1 for t in ts if t["success"])
@@ -76,7 +81,7 @@ def build_report(trajectories: Sequence[dict[str, Any]], *, model: str, simulato
     }
     if simulator is not None:
         verified = sum(1 for t in ts if t["verified"])
-        sim_steps = [s for t in ts for s in t["steps"] if s["sim"]["simulated"]]
+        sim_steps = [s for t in ts for s in t["steps"] if s["sim"]["simulated"] and s["sim"].get("executed", True)]
         report.update({
             "verified": verified, "verified_yield": _rate(verified, n),
             "simulated_steps": len(sim_steps), "steps_verified": sum(1 for s in sim_steps if s["sim"]["verified"]),
@@ -87,7 +92,50 @@ def build_report(trajectories: Sequence[dict[str, Any]], *, model: str, simulato
             "divergences": [{"id": t["id"], **json.loads(t["first_divergence_json"])} for t in ts
                             if t["first_divergence_json"] != "null"][:DIVERGENCES_LISTED],
         })
+    if trust is not None:
+        report["hybrid"] = hybrid_section(ts, trust)
     return report
+
+
+def hybrid_section(ts: Sequence[dict[str, Any]], trust: dict[str, Any]) -> dict[str, Any]:
+    """A hybrid run's figures: who answered, the spot checks, and the time and model usage it cost and saved.
+
+    Execution time a simulated step saved is estimated by the mean seconds of the same tool's
+    executed steps in this run (of every executed step where that tool never executed); what the
+    simulator and the trust decisions took is subtracted, so `seconds_saved_est` is net.
+    """
+    steps = [(t, s) for t in ts for s in t["steps"] if s["outcome"] != "malformed"]
+    executed = [s for _t, s in steps if s["sim"].get("executed", True)]
+    alone = [s for _t, s in steps if not s["sim"].get("executed", True)]
+    checks = [s for _t, s in steps if s["sim"].get("trust") in ("spot-check", DROPPED)]
+    verified = sum(1 for s in checks if s["sim"]["verified"])
+    per_tool: dict[str, list[float]] = {}
+    for s in executed:
+        per_tool.setdefault(s["name"], []).append(float(s["seconds"]))
+    mean_all = sum(map(sum, per_tool.values())) / len(executed) if executed else 0.0
+    avoided = sum(sum(per_tool[s["name"]]) / len(per_tool[s["name"]]) if s["name"] in per_tool else mean_all
+                  for s in alone)
+    sim_seconds = sum(float(s["sim"]["seconds"]) for _t, s in steps if s["sim"]["simulated"])
+    trust_seconds = sum(float(s["sim"].get("trust_seconds", 0.0)) for _t, s in steps)
+    reasons = Counter(s["sim"].get("trust", "") for s in executed if s not in checks)
+    dropped = [{"cell": f"{t['env']}: {s['sim']['cell']}", "trajectory": t["id"], "step": s["index"]}
+               for t, s in steps if s["sim"].get("trust") == DROPPED]
+    return {
+        **trust,
+        "steps": len(steps), "executed_steps": len(executed), "simulated_steps": len(alone),
+        "spot_checks": len(checks), "spot_checks_verified": verified,
+        "executed_share": _rate(len(executed), len(steps)), "simulated_share": _rate(len(alone), len(steps)),
+        "trusted_verified_share": _rate(verified, len(checks)),
+        "untrusted_reasons": dict(reasons.most_common(10)),
+        "dropped": dropped,
+        "seconds": {"executed": round(sum(float(s["seconds"]) for s in executed), 6),
+                    "simulator": round(sim_seconds, 6), "trust_decisions": round(trust_seconds, 6),
+                    "execution_avoided_est": round(avoided, 6),
+                    "saved_est": round(avoided - sim_seconds - trust_seconds, 6)},
+        "simulator_usage": {"tokens_in": sum(int(s["sim"]["tokens_in"]) for _t, s in steps),
+                            "tokens_out": sum(int(s["sim"]["tokens_out"]) for _t, s in steps),
+                            "cost_usd": round(sum(float(s["sim"]["cost_usd"]) for _t, s in steps), 8)},
+    }
 
 
 class RolloutSummary(JsonModel):
@@ -102,12 +150,23 @@ class RolloutSummary(JsonModel):
     cost_usd: int | float  # 0 with no trajectory
 
 
+class HybridSummary(RolloutSummary):
+    """`rollout --trust ... --json`: the summary, with the share of steps executed and of spot checks verified."""
+
+    executed_share: float | None
+    trusted_verified_share: float | None
+
+
 def json_summary(report: dict[str, Any]) -> RolloutSummary:
-    """The summary of a rollout report (`verified` only when it had a simulator)."""
-    return RolloutSummary(model=report["model"], trajectories=report["trajectories"],
-                          success_rate=report["success_rate"],
-                          verified=report["verified"] if report["simulator"] else None,
-                          tokens_in=report["tokens_in"], tokens_out=report["tokens_out"], cost_usd=report["cost_usd"])
+    """The summary of a rollout report (`verified` only when it had a simulator, the shares only when hybrid)."""
+    fields = {"model": report["model"], "trajectories": report["trajectories"], "success_rate": report["success_rate"],
+              "verified": report["verified"] if report["simulator"] else None, "tokens_in": report["tokens_in"],
+              "tokens_out": report["tokens_out"], "cost_usd": report["cost_usd"]}
+    hybrid = report.get("hybrid")
+    if hybrid is None:
+        return RolloutSummary(**fields)
+    return HybridSummary(**fields, executed_share=hybrid["executed_share"],
+                         trusted_verified_share=hybrid["trusted_verified_share"])
 
 
 def render_summary(report: dict[str, Any]) -> str:
@@ -121,6 +180,14 @@ def render_summary(report: dict[str, Any]) -> str:
                      f"verified (yield {report['verified_yield']}), {report['steps_verified']}/"
                      f"{report['simulated_steps']} steps; cost per verified trajectory "
                      f"{report['cost_per_verified_usd']} USD")
+    if "hybrid" in report:
+        h = report["hybrid"]
+        lines.append(f"hybrid ({h['cells_trusted']}/{h['cells_audited']} audited cells trusted): executed "
+                     f"{h['executed_steps']}/{h['steps']} steps (share {h['executed_share']}), simulated alone "
+                     f"{h['simulated_steps']}; spot checks verified {h['spot_checks_verified']}/{h['spot_checks']}"
+                     f" (share {h['trusted_verified_share']}); {len(h['dropped'])} cell(s) dropped; est. seconds "
+                     f"saved {h['seconds']['saved_est']} (simulator {h['seconds']['simulator']} s, "
+                     f"{h['simulator_usage']['cost_usd']} USD)")
     if report["errors"]:
         lines.append(f"{len(report['errors'])} episode(s) could not run (rerun to retry): "
                      + "; ".join(f"{k}: {v}" for k, v in list(report["errors"].items())[:3]))
@@ -155,9 +222,37 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines += ["| trajectory | first divergent step | tool | what |", "|---|---|---|---|"]
             lines += [f"| {d['id']} | {d['step']} | {d['tool']} | {d['what']} |" for d in report["divergences"]]
             lines.append("")
+    if "hybrid" in report:
+        lines += _hybrid_markdown(report["hybrid"])
     if report["errors"]:
         lines += ["## Not run (rerun to retry)", "", *(f"- {k}: {v}" for k, v in report["errors"].items()), ""]
     return "\n".join(lines)
+
+
+def _hybrid_markdown(h: dict[str, Any]) -> list[str]:
+    sec = h["seconds"]
+    lines = ["## Hybrid: trust where the audit earned it", "",
+             f"Audit {h['audit']} ({h['simulator']}, {h['mode']}): {h['cells_trusted']} of {h['cells_audited']} "
+             f"audited cells trusted (strict CM >= {h['min_cm']} over >= {h['min_samples']} samples); spot checks "
+             f"on a share {h['spot_check']} of trusted steps.", "",
+             "| steps | executed | simulated alone | spot checks | verified | executed share | trusted verified share |",
+             "|---|---|---|---|---|---|---|",
+             f"| {h['steps']} | {h['executed_steps']} | {h['simulated_steps']} | {h['spot_checks']} | "
+             f"{h['spot_checks_verified']} | {h['executed_share']} | {h['trusted_verified_share']} |", "",
+             f"Seconds: executed steps {sec['executed']}, simulator {sec['simulator']}, trust decisions "
+             f"{sec['trust_decisions']}; execution avoided (est.) {sec['execution_avoided_est']}, net saved (est.) "
+             f"{sec['saved_est']}. Simulator usage: {h['simulator_usage']['tokens_in']} tokens in, "
+             f"{h['simulator_usage']['tokens_out']} out, {h['simulator_usage']['cost_usd']} USD.", ""]
+    if h["foreign_records"]:
+        lines += ["Audit records that give no trust: " + ", ".join(f"{k} ({v})" for k, v in h["foreign_records"].items())
+                  + ".", ""]
+    if h["dropped"]:
+        lines += ["| cell dropped | trajectory | step |", "|---|---|---|",
+                  *(f"| {d['cell']} | {d['trajectory']} | {d['step']} |" for d in h["dropped"]), ""]
+    if h["untrusted_reasons"]:
+        lines += ["| why a step executed | steps |", "|---|---|",
+                  *(f"| {k} | {v} |" for k, v in h["untrusted_reasons"].items()), ""]
+    return lines
 
 
 MAX_BARS = 20

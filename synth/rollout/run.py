@@ -28,28 +28,34 @@ import fcntl
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
-from catalog.bench.items import Simulator
+from catalog.bench.items import BenchItem, Simulator
 from catalog.errors import EnvforgeError
 from catalog.jsonmodel import JsonModel
 from catalog.runs.journal import read_session, write_json
 from catalog.store import Catalog, EnvHandle
+from constraints.extract import ExtractionError
+from constraints.simulate import item_spec
+from constraints.spec import ConstraintSpec
 from executors import LOCAL, ExecutorSpec, Recipe, open_pool
 from serving import make
 from synth.llm import LLMClient, ModelSpec
 from synth.rollout.agents import Agent, ModelAgent, reference_agent
 from synth.rollout.episode import Unit, run_episode
-from synth.rollout.steps import EnvSteps, VerifiedSteps, bench_template
+from synth.rollout.hybrid import HybridSteps, RunTrust
+from synth.rollout.steps import EnvSteps, Steps, VerifiedSteps, bench_template
 from synth.rollout.trajectory import Trajectory, trajectory_journal
 from verifier.audit.run import is_fatal
+from verifier.audit.trust import TrustPolicy, TrustTable
 from verifier.samples.export import env_doc
 
-__all__ = ["META_FILE", "ModelAgentFactory", "RolloutConfig", "RolloutError", "RunResult", "plan_units", "reference_agent", "run_rollouts"]
+__all__ = ["META_FILE", "ModelAgentFactory", "RolloutConfig", "RolloutError", "RunResult", "TrustSettings", "plan_units",
+           "reference_agent", "run_rollouts"]
 
 META_FILE = "rollout.json"
 LOCK_FILE = ".rollout.lock"
@@ -59,6 +65,15 @@ ProgressFn = Callable[[int, int, "Trajectory | None"], None]
 
 class RolloutError(RuntimeError, EnvforgeError):
     """The rollout cannot run as asked (no such env or task, folder in use or of another configuration)."""
+
+
+class TrustSettings(JsonModel):
+    """A hybrid run's trust (`--trust`): the audit folder (resolved) and the policy; part of the configuration."""
+
+    model_config = ConfigDict(frozen=True)
+
+    audit: str
+    policy: TrustPolicy
 
 
 class RolloutConfig(JsonModel):
@@ -75,6 +90,8 @@ class RolloutConfig(JsonModel):
     max_steps: int = 20
     max_tokens: int | None = None
     seed: int = 0
+    trust: TrustSettings | None = Field(default=None, exclude_if=lambda v: v is None)
+
 
 
 @dataclass
@@ -83,6 +100,7 @@ class RunResult:
 
     trajectories: list[dict[str, Any]]
     errors: dict[str, str]
+    dropped: dict[str, str] = field(default_factory=dict)  # hybrid runs: cell -> the step whose spot check failed
 
 
 def plan_units(catalog: Catalog, env_ids: Sequence[str] | None, task_id: str | None = None) -> tuple[list[Unit], list[str]]:
@@ -165,17 +183,26 @@ def _check_meta(out: Path, config: RolloutConfig) -> None:
 
 
 def _episode(unit: Unit, catalog: Catalog, config: RolloutConfig, agent_factory: AgentFactory,
-             simulator: Simulator | None) -> Trajectory:
+             simulator: Simulator | None, trust: RunTrust | None = None) -> Trajectory:
     """One unit on its own env instance; the agent decides when it is done (no termination on success)."""
     with make(unit.env_id, task=unit.task_id, catalog=catalog, terminate_on_success=False) as env:
         handle = env.handle
         doc = env_doc(handle)
-        steps: EnvSteps | VerifiedSteps = EnvSteps(env)
+        steps: Steps = EnvSteps(env)
         if simulator is not None:
             template = bench_template(handle.id, handle.manifest.kind, handle.manifest.entry, handle.source(), doc)
-            steps = VerifiedSteps(env, simulator, template)
+            steps = VerifiedSteps(env, simulator, template) if trust is None else \
+                HybridSteps(env, simulator, template, _spec_of(template), trust, unit.id)
         return run_episode(env, agent_factory(unit, handle), unit, steps, env_doc=doc, env_kind=handle.manifest.kind,
                            seed=config.seed, max_steps=config.max_steps)
+
+
+def _spec_of(template: BenchItem) -> ConstraintSpec | None:
+    """The env's constraint spec, which places a hybrid step in its cell; None (every call executes) without one."""
+    try:
+        return item_spec(template)
+    except ExtractionError:
+        return None
 
 
 class _EpisodeWorker:
@@ -186,7 +213,7 @@ class _EpisodeWorker:
 
     def run(self, unit: Unit) -> Trajectory:
         e = self.episodes
-        return _episode(unit, e.catalog, e.config, e.agent_factory, e.simulator)
+        return _episode(unit, e.catalog, e.config, e.agent_factory, e.simulator, e.trust)
 
 
 @dataclass(frozen=True)
@@ -202,6 +229,7 @@ class Episodes(Recipe[Unit, Trajectory]):
     config: RolloutConfig
     agent_factory: AgentFactory
     simulator: Simulator | None = None
+    trust: RunTrust | None = None
     threads = True  # an episode waits on model calls
 
     def open(self) -> _EpisodeWorker:
@@ -210,12 +238,17 @@ class Episodes(Recipe[Unit, Trajectory]):
 
 def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig, out_dir: Path | str, *,
                  agent_factory: AgentFactory, simulator: Simulator | None = None, concurrency: int = 2,
-                 progress: ProgressFn | None = None, executor: ExecutorSpec | None = None) -> RunResult:
+                 progress: ProgressFn | None = None, executor: ExecutorSpec | None = None,
+                 trust: TrustTable | None = None) -> RunResult:
     """Roll out every unit not yet on file in `out_dir`; return all selected units' trajectories.
 
     Episodes run on `concurrency` workers of `executor`: threads of this process by default, Ray
     actors with ray, where `agent_factory` and `simulator` must pickle (`ModelAgentFactory`, and
     the simulators of synth.simulation, do).
+
+    With `trust` (the audit's table; `config.trust` holds its policy) the run is hybrid
+    (synth/rollout/hybrid.py): the simulator answers alone where its audit earned trust, the env
+    everywhere else; the result's `dropped` holds the cells a spot check dropped.
 
     Raises RolloutError for a folder in use or of another configuration, and the endpoint's error
     when it cannot be reached (finished trajectories are on disk); KeyboardInterrupt passes through.
@@ -231,8 +264,13 @@ def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig,
         if progress:
             progress(finished, len(units), None)
         errors: dict[str, str] = {}
+        run_trust = None
+        if trust is not None:
+            if simulator is None or config.trust is None:
+                raise RolloutError("a hybrid rollout needs a simulator and the trust policy in its configuration")
+            run_trust = RunTrust(trust, config.trust.policy, config.seed, RunTrust.dropped_in(done.values()))
         episodes = Episodes(Catalog(catalog.root.resolve(), include_reference=catalog.include_reference), config,
-                            agent_factory, simulator)
+                            agent_factory, simulator, run_trust)
         pool = open_pool(executor or LOCAL, episodes, concurrency, name="rollout")
         try:
             futures = {pool.submit(u): u for u in todo}
@@ -254,4 +292,4 @@ def run_rollouts(catalog: Catalog, units: Sequence[Unit], config: RolloutConfig,
         finally:
             pool.close(cancel=True)
     selected = [done[u.id] for u in units if u.id in done]
-    return RunResult(selected, errors)
+    return RunResult(selected, errors, RunTrust.dropped_in(selected) if trust is not None else {})

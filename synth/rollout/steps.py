@@ -29,7 +29,8 @@ from synth.rollout.trajectory import SimCheck, as_json_text
 from verifier.audit.results import is_verified
 from verifier.audit.run import is_fatal, score_prediction
 
-__all__ = ["Answer", "EnvSteps", "StepEnv", "VerifiedSteps", "bench_template"]
+__all__ = ["Answer", "EnvSteps", "StepEnv", "Steps", "execute", "VerifiedSteps", "ask", "bench_template", "gave_answer", "scored",
+           "sim_check"]
 
 
 class StepEnv(Protocol):
@@ -38,6 +39,21 @@ class StepEnv(Protocol):
     def step(self, tool_call: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]: ...
 
     def state(self) -> dict[str, Any]: ...
+
+
+class Steps(Protocol):
+    """How an episode's calls are answered (EnvSteps, VerifiedSteps, synth.rollout.hybrid.HybridSteps)."""
+
+    @property
+    def simulator_name(self) -> str:
+        """The simulator's name, "" when the env answers alone."""
+        ...
+
+    def answer(self, action: Action) -> Answer: ...
+
+    def settle(self) -> None:
+        """Bring the env to the episode's state of record before its task is checked."""
+        ...
 
 
 @dataclass
@@ -52,7 +68,7 @@ class Answer:
     sim: SimCheck = field(default_factory=SimCheck.not_simulated)
 
 
-def _execute(env: StepEnv, action: Action) -> tuple[Any, str, list[dict[str, Any]], bool]:
+def execute(env: StepEnv, action: Action) -> tuple[Any, str, list[dict[str, Any]], bool]:
     """The env's step: its observation, and its outcome and delta in the step's wire form (serving's `info`)."""
     observation, _reward, terminated, truncated, info = env.step(action)
     return observation, str(info.get("outcome", "success")), list(info.get("delta", [])), terminated or truncated
@@ -61,13 +77,18 @@ def _execute(env: StepEnv, action: Action) -> tuple[Any, str, list[dict[str, Any
 class EnvSteps:
     """Every call executed on the env."""
 
+    simulator_name = ""
+
     def __init__(self, env: StepEnv) -> None:
         self.env = env
 
     def answer(self, action: Action) -> Answer:
         t0 = time.perf_counter()
-        observation, outcome, delta, done = _execute(self.env, action)
+        observation, outcome, delta, done = execute(self.env, action)
         return Answer(observation, outcome, delta, done, time.perf_counter() - t0)
+
+    def settle(self) -> None:
+        """Nothing is pending: every call ran on the env."""
 
 
 def bench_template(env_id: str, kind: Any, entry: str | None, code: str, doc: str) -> BenchItem:
@@ -77,40 +98,73 @@ def bench_template(env_id: str, kind: Any, entry: str | None, code: str, doc: st
                      strata=Strata.of(Outcome.SUCCESS, 0, 0), task="")
 
 
+def ask(simulator: Simulator, template: BenchItem, state: dict[str, Any], action: Action,
+        ) -> tuple[BenchItem, SimResult, float]:
+    """The simulator's answer for `action` on `state`, asked with no gold answer in the item; and its seconds.
+
+    An exception it raises is its error (a miss), unless it is fatal (the endpoint is down).
+    """
+    asked = template.model_copy(update={
+        "id": item_id(template.env_id, state, action), "state": state, "action": action,
+        "next_state": state, "strata": Strata.of(Outcome.SUCCESS, 0, len(action.arguments))})
+    t0 = time.perf_counter()
+    try:
+        prediction = simulator.predict(asked)
+    except Exception as exc:
+        if is_fatal(exc):
+            raise
+        prediction = SimResult(error=f"{type(exc).__name__}: {exc}")
+    return asked, prediction, time.perf_counter() - t0
+
+
+def gave_answer(prediction: SimResult) -> bool:
+    """The simulator answered (did not abstain or fail): the agent can be shown its answer."""
+    return not (prediction.abstained or prediction.error is not None)
+
+
+def sim_check(prediction: SimResult, seconds: float, **fields: Any) -> SimCheck:
+    """The record of a simulator's answer; `fields` say how it compared with execution (or that it did not run)."""
+    return SimCheck(**{
+        "verified": False, "fm": False, "cm_strict": False,
+        "answered_by": "simulator" if gave_answer(prediction) else "env", "abstained": bool(prediction.abstained),
+        "reason": prediction.reason or prediction.error or "",
+        "predicted_observation_json": as_json_text(prediction.observation),
+        "predicted_delta_json": as_json_text(prediction.delta), "tokens_in": int(prediction.tokens_in or 0),
+        "tokens_out": int(prediction.tokens_out or 0), "cost_usd": float(prediction.cost_usd or 0.0),
+        "seconds": round(seconds, 6), **fields})
+
+
+def scored(asked: BenchItem, prediction: SimResult, seconds: float, env: StepEnv, action: Action,
+           **fields: Any) -> tuple[Answer, SimCheck]:
+    """Execute `action` on the env (in the asked item's state) and score the prediction as an audit would."""
+    t1 = time.perf_counter()
+    observation, outcome, delta, done = execute(env, action)
+    env_seconds = time.perf_counter() - t1
+    gold = asked.model_copy(update={
+        "observation": observation, "next_state": env.state(), "delta": delta,
+        "strata": Strata.of(Outcome(outcome), len(delta), len(action.arguments))})
+    scores = score_prediction(gold, prediction)
+    check = sim_check(prediction, seconds, verified=is_verified(scores), fm=bool(scores["fm"]),
+                      cm_strict=bool(scores["cm_strict"]), **fields)
+    return Answer(observation, outcome, delta, done, env_seconds, check), check
+
+
 class VerifiedSteps:
     """Every call answered by the simulator and checked against the env from the same state (module doc)."""
 
     def __init__(self, env: StepEnv, simulator: Simulator, template: BenchItem) -> None:
         self.env, self.simulator, self.template = env, simulator, template
 
+    @property
+    def simulator_name(self) -> str:
+        return self.simulator.name
+
     def answer(self, action: Action) -> Answer:
-        before = self.env.state()
-        asked = self.template.model_copy(update={
-            "id": item_id(self.template.env_id, before, action), "state": before, "action": action,
-            "next_state": before, "strata": Strata.of(Outcome.SUCCESS, 0, len(action.arguments))})
-        t0 = time.perf_counter()
-        try:
-            prediction = self.simulator.predict(asked)
-        except Exception as exc:
-            if is_fatal(exc):
-                raise
-            prediction = SimResult(error=f"{type(exc).__name__}: {exc}")
-        sim_seconds = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        observation, outcome, delta, done = _execute(self.env, action)
-        env_seconds = time.perf_counter() - t1
-        gold = asked.model_copy(update={
-            "observation": observation, "next_state": self.env.state(), "delta": delta,
-            "strata": Strata.of(Outcome(outcome), len(delta), len(action.arguments))})
-        scores = score_prediction(gold, prediction)
-        answered = not (prediction.abstained or prediction.error is not None)
-        check = SimCheck(
-            verified=is_verified(scores), fm=bool(scores["fm"]), cm_strict=bool(scores["cm_strict"]),
-            answered_by="simulator" if answered else "env", abstained=bool(prediction.abstained),
-            reason=prediction.reason or prediction.error or "",
-            predicted_observation_json=as_json_text(prediction.observation),
-            predicted_delta_json=as_json_text(prediction.delta), tokens_in=int(prediction.tokens_in or 0),
-            tokens_out=int(prediction.tokens_out or 0), cost_usd=float(prediction.cost_usd or 0.0),
-            seconds=round(sim_seconds, 6))
-        shown = prediction.observation if answered else observation
-        return Answer(shown, outcome, delta, done, env_seconds, check)
+        asked, prediction, sim_seconds = ask(self.simulator, self.template, self.env.state(), action)
+        answer, _check = scored(asked, prediction, sim_seconds, self.env, action)
+        if gave_answer(prediction):
+            answer.observation = prediction.observation
+        return answer
+
+    def settle(self) -> None:
+        """Nothing is pending: every call ran on the env."""

@@ -53,9 +53,18 @@ class SimCheck(JsonModel):
     `answered_by` is what the agent saw: `simulator`, or `env` when the simulator gave no answer
     (abstained or failed), so the episode could go on. A run without a simulator records
     `not_simulated()` (`simulated` false) so the line keeps one shape.
+
+    A hybrid run (`--trust`, synth/rollout/hybrid.py) also fills `cell` (the `tool/stratum` the
+    spec predicted), `trust` (why the step was or was not the simulator's: `trusted`,
+    `spot-check`, `spot-check failed: trust dropped`, `untrusted: ...`) and `executed`: false for a
+    trusted step the simulator answered alone (then `verified`, `fm` and `cm_strict` are false:
+    nothing was compared); `trust_seconds` is what deciding took (the spec's prediction of the stratum).
     """
 
     simulated: bool = True
+    executed: bool = True
+    cell: str = ""
+    trust: str = ""
     verified: bool
     fm: bool
     cm_strict: bool
@@ -68,11 +77,17 @@ class SimCheck(JsonModel):
     tokens_out: int = 0
     cost_usd: float = 0.0
     seconds: float = 0.0
+    trust_seconds: float = 0.0
 
     @classmethod
     def not_simulated(cls) -> SimCheck:
         """The record of a step the env answered alone (the run had no simulator)."""
         return cls(simulated=False, verified=False, fm=False, cm_strict=False, answered_by="env")
+
+    @property
+    def diverged(self) -> bool:
+        """A simulated step that execution contradicted (an unchecked trusted step has not diverged)."""
+        return self.simulated and self.executed and not self.verified
 
     def divergence(self) -> str:
         """What differed, in a few words (for the first divergence of a trajectory)."""
@@ -109,7 +124,7 @@ class Trajectory(JsonModel):
     `model_dump()` is its line. `usage` (the agent's model calls) is stored without seconds and
     with its errors as `errors_json`, `sim_usage` (the simulator's steps) without errors.
     `simulator` is "" and `verified` false without a simulator; `verified` is true when every
-    step was simulated and verified. `first_divergence_json` is "null" or the first step that was not.
+    simulated step that was also executed matched it (every step, without `--trust`). `first_divergence_json` is "null" or the first step that was not.
     """
 
     id: str
