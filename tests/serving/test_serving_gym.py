@@ -178,3 +178,26 @@ def handle_state_snapshot(runtime, handle, state):
     ("Here are the books you asked for.", False), ("", False), (None, False)])
 def test_declines_reads_a_decline_in_plain_words(message, declined):
     assert declines(message) is declined
+
+
+@pytest.mark.parametrize("trusted", [True, False], ids=["in-process", "sandboxed"])
+def test_load_goes_on_from_a_state_and_the_check_still_judges_from_the_reset(reference, trusted):
+    """`load` (a hybrid env's simulated step): the next state without running the call; the initial state stays."""
+    task = reference.get("library").tasks()[0]
+    with make("library", task=task.id, catalog=reference, trusted=trusted) as solved, \
+            make("library", task=task.id, catalog=reference, trusted=trusted, terminate_on_success=False) as env:
+        solved.reset()
+        for action in task.solution[:-1]:
+            solved.step(action.model_dump())
+        almost = solved.state()
+        env.reset()
+        initial = env.state()
+        env.load(almost)
+        assert env.state() == almost and env.evaluate()[0] == 0.0  # judged (initial, almost): not solved yet
+        _, reward, _, _, info = env.step(task.solution[-1].model_dump())  # the last call runs on the loaded state
+        assert info["outcome"] == "success" and reward == 1.0 and env.evaluate()[0] == 1.0
+        assert env.initial_state == initial
+        env.load(initial)  # back where it started: the check (initial, initial) fails again
+        assert env.evaluate()[0] == 0.0
+        with pytest.raises(ServingError, match="a state is an object"):
+            env.load(["not", "a", "state"])  # type: ignore[arg-type]
