@@ -102,6 +102,9 @@ def test_spec_hybrid_rewards_equal_a_fully_executed_run(catalog, spec_audit, exe
     assert h["executed_steps"] + h["simulated_steps"] == h["steps"] == len(steps)
     assert 0 < h["executed_share"] < 1 and h["trusted_verified_share"] == 1.0 and h["spot_checks"] >= 1
     assert h["dropped"] == [] and report["verified"] == len(trajectories)
+    print(f"spec hybrid: {h['cells_trusted']}/{h['cells_audited']} cells trusted, executed share "
+          f"{h['executed_share']}, spot checks verified {h['spot_checks_verified']}/{h['spot_checks']}, rewards "
+          f"identical {sum(t['reward'] == executed[t['id']]['reward'] for t in trajectories)}/{len(trajectories)}")
     assert json_summary(report).model_dump(mode="json")["executed_share"] == h["executed_share"]
     # a simulated step's state went on from the prediction: the next executed step saw it (same outcomes)
     for t in trajectories:
@@ -174,6 +177,9 @@ def test_a_bad_simulator_is_trusted_only_where_its_audit_was_good_and_a_spot_che
     h = report["hybrid"]
     assert h["dropped"] == [{"cell": f"{ENV}: return_book/write 3-6", "trajectory": t["id"], "step": planted["index"]}]
     assert h["trusted_verified_share"] < 1.0 and all(t["reward"] == 1.0 for t in trajectories)
+    print(f"bad scripted simulator: {h['cells_trusted']}/{h['cells_audited']} cells trusted, executed share "
+          f"{h['executed_share']}, spot checks verified {h['spot_checks_verified']}/{h['spot_checks']}, dropped "
+          f"{[d['cell'] for d in h['dropped']]}, untrusted {h['untrusted_reasons']}")
     assert first.sim.trust == DROPPED and trust.dropped == {f"{ENV}: return_book/write 3-6": "library/a step 0"}
     assert later.sim.trust == "untrusted: a spot check failed (library/a step 0)" and not later.sim.simulated
     assert later.outcome == "success" and later.delta  # executed: the real return
