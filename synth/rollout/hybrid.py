@@ -10,7 +10,8 @@ episode, step) so the same run checks the same steps, is also executed from the 
 and scored as an audit scores (FM and strict CM): one that fails drops trust in its cell for the
 rest of the run (recorded on the step, `spot-check failed: trust dropped`), and the agent is
 shown the env's answer. Each step records its cell, why it was or was not trusted, and whether
-the env ran it (`SimCheck.executed`).
+the env ran it (`SimCheck.executed`); a step the simulator answered alone records the outcome the
+spec predicted and the simulator's delta.
 
 What "answered by the simulator" means for the episode's state: the env does not run that call
 (that is the saving). The episode keeps a state of record; a trusted step's next state is the
@@ -36,7 +37,7 @@ from typing import Any, Protocol
 
 from catalog.bench.items import BenchItem, Simulator
 from catalog.models import Action
-from catalog.state.delta import DeltaConflict, apply_delta
+from catalog.state.delta import Delta, DeltaConflict, apply_delta
 from constraints.spec import ConstraintSpec
 from synth.rollout.steps import Answer, StepEnv, ask, execute, gave_answer, scored, sim_check
 from synth.rollout.trajectory import SimCheck
@@ -147,10 +148,10 @@ class HybridSteps:
                 self.trust.drop(self.template.env_id, cell, f"{self.unit_id} step {index}")
                 answer.sim = check.model_copy(update={"trust": DROPPED, "answered_by": "env"})
             return answer
-        self._state = predicted
+        self._state, delta = predicted
         check = sim_check(prediction, sim_seconds, executed=False, trust=reason, **fields)
-        outcome = "failure" if stratum == "failure" else "success"
-        return Answer(prediction.observation, outcome, list(prediction.delta or []), False, 0.0, check)
+        outcome = "failure" if stratum == "failure" else "success"  # as the spec predicted: nothing ran
+        return Answer(prediction.observation, outcome, delta, False, 0.0, check)
 
     def settle(self) -> None:
         """Load the state of record into the env (before the task's check, or a call that executes)."""
@@ -168,9 +169,10 @@ class HybridSteps:
         return Answer(observation, outcome, delta, done, time.perf_counter() - t0, check)
 
 
-def _next_state(state: dict[str, Any], delta: Any) -> dict[str, Any] | None:
-    """The state a predicted delta leads to, or None when it is not a delta of this state."""
+def _next_state(state: dict[str, Any], delta: Any) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """The state a predicted delta leads to and the delta in wire form, or None when it is not a delta of this state."""
     try:
-        return apply_delta(state, parse_delta(delta))
+        ops = parse_delta(delta)
+        return apply_delta(state, ops), Delta.dump_python(ops, mode="json")
     except (DeltaFormatError, DeltaConflict, ValueError):
         return None

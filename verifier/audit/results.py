@@ -11,9 +11,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pydantic import ConfigDict
+
+from catalog.bench.items import BenchItem
+from catalog.jsonmodel import JsonModel
 from catalog.runs.journal import Journal, Record, json_fallback
 
-__all__ = ["RESULTS_FILE", "META_FILE", "LOCK_FILE", "RECORD_KEYS", "load_results", "results_journal", "is_record",
+__all__ = ["AuditRecord", "RESULTS_FILE", "META_FILE", "LOCK_FILE", "RECORD_KEYS", "load_results", "results_journal", "is_record",
            "is_verified", "is_missed", "is_wrong"]
 
 RESULTS_FILE = "results.jsonl"
@@ -22,6 +26,23 @@ LOCK_FILE = ".audit.lock"
 RECORD_KEYS = ("id", "item", "prediction", "fm", "cm_strict", "cm_compat", "op_p", "op_r", "op_f1", "abstained",
                "error", "seconds", "tokens_in", "tokens_out", "cost_usd")
 
+
+class AuditRecord(JsonModel):
+    """A record typed, for readers that take a folder as untrusted input (`rollout --trust`): its item and scores.
+
+    The runner writes more keys (RECORD_KEYS, and the simulator's name and mode); extra keys are ignored.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    item: BenchItem
+    fm: bool
+    cm_strict: bool
+    abstained: bool
+    error: str | None
+    model: str = ""
+    mode: str = ""
 
 
 def is_record(record: Record) -> bool:

@@ -23,7 +23,6 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationError
 
-from catalog.bench.items import BenchItem
 from catalog.bench.strata import rung_of
 from catalog.errors import EnvforgeError
 from catalog.jsonmodel import JsonModel
@@ -33,29 +32,14 @@ from catalog.runs.journal import json_lines, read_session
 from catalog.store import Catalog, CatalogError
 from constraints.simulate import SpecSimulator
 from constraints.spec import ConstraintSpec
-from verifier.audit.results import META_FILE, RESULTS_FILE
+from verifier.audit.results import META_FILE, RESULTS_FILE, AuditRecord
 
-__all__ = ["AuditRecord", "CellStats", "TrustError", "TrustPolicy", "TrustTable", "cell_name", "predicted_stratum",
+__all__ = ["CellStats", "TrustError", "TrustPolicy", "TrustTable", "cell_name", "predicted_stratum",
            "stratum_of"]
 
 
 class TrustError(ValueError, EnvforgeError):
     """The audit folder cannot be trusted as asked: missing, malformed, of another simulator, or of other envs."""
-
-
-class AuditRecord(JsonModel):
-    """What trust reads of one results.jsonl record (the audit writes more; extra keys are ignored)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    item: BenchItem
-    fm: bool
-    cm_strict: bool
-    abstained: bool
-    error: str | None
-    model: str = ""
-    mode: str = ""
 
 
 class TrustPolicy(JsonModel):
