@@ -58,7 +58,8 @@ class SimCheck(JsonModel):
     spec predicted), `trust` (why the step was or was not the simulator's: `trusted`,
     `spot-check`, `spot-check failed: trust dropped`, `untrusted: ...`) and `executed`: false for a
     trusted step the simulator answered alone (then `verified`, `fm` and `cm_strict` are false:
-    nothing was compared); `trust_seconds` is what deciding took (the spec's prediction of the stratum).
+    nothing was compared); `trust_seconds` is what deciding took (the state read from the env
+    after an executed call, and the spec's prediction of the stratum).
     """
 
     simulated: bool = True
