@@ -9,6 +9,7 @@ truth, except where a test plants a wrong answer).
 from __future__ import annotations
 
 import json
+import pickle
 import re
 import subprocess
 import sys
@@ -203,6 +204,9 @@ def test_a_resumed_run_keeps_the_cells_dropped_on_file(catalog, spec_audit):
     trust = RunTrust(table, POLICY, 0, dropped)
     assert dropped == {"library: pay_fine/read": "library/t step 3"}
     assert trust.verdict(ENV, "pay_fine", "read") == (False, "untrusted: a spot check failed (library/t step 3)")
+    travelled = pickle.loads(pickle.dumps(trust))  # what a Ray actor gets
+    assert travelled.dropped == trust.dropped and travelled.verdict(ENV, "pay_fine", "read") == trust.verdict(
+        ENV, "pay_fine", "read") and travelled.spot_checked("u", 3) == trust.spot_checked("u", 3)
 
 
 def _rewrite(audit: Path, out: Path, change: Callable[[dict[str, Any]], Any]) -> Path:
