@@ -22,6 +22,12 @@ therefore carries into the episode, as it would in a purely simulated env: that 
 per cell and spot-checked. With the spec simulator, whose answers in a trusted cell are exact, the
 states, and so the rewards, are those of a fully executed run.
 
+`HybridToolEnv` is the same behind the gym-style API of serving's `ToolEnv` (reset / step /
+evaluate), for a trainer's own loop: serving itself has no simulated mode (it sits below the
+audits and the simulators in the layers). Its steps reward 0.0, since judging a step the simulator
+answered would need the env brought to its state; the episode's reward is `evaluate()`'s, after
+the env caught up.
+
 Dropped cells are shared by the episodes of one process (the threads of a local run, guarded by a
 lock); with concurrency above 1 which later steps a drop reaches depends on timing, and on Ray
 each actor drops on its own. A resumed run starts with the cells its trajectories on file dropped.
@@ -36,15 +42,20 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from catalog.bench.items import BenchItem, Simulator
+from catalog.calls import CallFileError, as_tool_call
 from catalog.models import Action
 from catalog.state.delta import Delta, DeltaConflict, apply_delta
+from constraints.extract import ExtractionError
+from constraints.simulate import item_spec
 from constraints.spec import ConstraintSpec
-from synth.rollout.steps import Answer, StepEnv, ask, execute, gave_answer, scored, sim_check
+from serving import BadToolCall, EpisodeOver, ToolEnv
+from synth.rollout.steps import Answer, StepEnv, ask, bench_template, execute, gave_answer, scored, sim_check
 from synth.rollout.trajectory import SimCheck
 from verifier.audit.metrics import DeltaFormatError, parse_delta
 from verifier.audit.trust import TrustPolicy, TrustTable, cell_name, predicted_stratum
+from verifier.samples.export import env_doc
 
-__all__ = ["DROPPED", "HybridEnv", "HybridSteps", "RunTrust"]
+__all__ = ["DROPPED", "HybridEnv", "HybridSteps", "HybridToolEnv", "RunTrust", "spec_for"]
 
 DROPPED = "spot-check failed: trust dropped"
 
@@ -176,3 +187,78 @@ def _next_state(state: dict[str, Any], delta: Any) -> tuple[dict[str, Any], list
         return apply_delta(state, ops), Delta.dump_python(ops, mode="json")
     except (DeltaFormatError, DeltaConflict, ValueError):
         return None
+
+
+def spec_for(template: BenchItem) -> ConstraintSpec | None:
+    """The env's constraint spec, which places a hybrid step in its cell; None (every call executes) without one."""
+    try:
+        return item_spec(template)
+    except ExtractionError:
+        return None
+
+
+class HybridToolEnv:
+    """A hybrid env behind the gym-style API of `serving.ToolEnv` (module doc): step rewards 0.0, `evaluate` scores."""
+
+    def __init__(self, env: ToolEnv, simulator: Simulator, trust: RunTrust) -> None:
+        handle = env.handle
+        self.env, self.simulator, self.trust = env, simulator, trust
+        self.template = bench_template(handle.id, handle.manifest.kind, handle.manifest.entry, handle.source(),
+                                       env_doc(handle))
+        self.spec = spec_for(self.template)
+        self.episodes = 0
+        self._steps: HybridSteps | None = None
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return self.env.tools
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """`ToolEnv.reset`; each episode gets its own id (`env/task#n`), which fixes its spot checks with the seed."""
+        observation, info = self.env.reset(seed=seed, options=options)
+        self.episodes += 1
+        episode = f"{self.env.env_id}/{info.get('task') or ''}#{self.episodes}"
+        self._steps = HybridSteps(self.env, self.simulator, self.template, self.spec, self.trust, episode)
+        return observation, info
+
+    def step(self, tool_call: dict[str, Any] | Action) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """One call, answered by the simulator or the env; `info` has its outcome, delta and `sim` record."""
+        if self._steps is None:
+            raise EpisodeOver("call reset() before step()")
+        action = tool_call if isinstance(tool_call, Action) else _action(tool_call)
+        if action is None:  # not a JSON object of arguments: the env says what was wrong (nothing runs)
+            observation, _reward, terminated, truncated, info = self.env.step(tool_call)
+            return observation, 0.0, terminated, truncated, info
+        answer = self._steps.answer(action)
+        info = {"outcome": answer.outcome, "delta": answer.delta, "sim": answer.sim.model_dump(mode="json")}
+        return answer.observation, 0.0, answer.done, False, info
+
+    def evaluate(self, final_message: str | None = None, *, cut_off: bool = False) -> tuple[float, dict[str, Any]]:
+        """The episode's reward and details (`ToolEnv.evaluate`), once the env caught up with the simulated steps."""
+        if self._steps is not None:
+            self._steps.settle()
+        return self.env.evaluate(final_message, cut_off=cut_off)
+
+    def state(self) -> dict[str, Any]:
+        """The episode's state of record (the env's, once it caught up)."""
+        if self._steps is not None:
+            self._steps.settle()
+        return self.env.state()
+
+    def close(self) -> None:
+        self.env.close()
+
+    def __enter__(self) -> HybridToolEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _action(tool_call: dict[str, Any]) -> Action | None:
+    """A tool call's action; None for arguments that are not a JSON object (the env answers those as invalid)."""
+    try:
+        call = as_tool_call(tool_call)
+    except CallFileError as exc:
+        raise BadToolCall(str(exc)) from None
+    return None if call.problem else Action(name=call.name, arguments=call.arguments)

@@ -34,20 +34,17 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from catalog.bench.items import BenchItem, Simulator
+from catalog.bench.items import Simulator
 from catalog.errors import EnvforgeError
 from catalog.jsonmodel import JsonModel
 from catalog.runs.journal import read_session, write_json
 from catalog.store import Catalog, EnvHandle
-from constraints.extract import ExtractionError
-from constraints.simulate import item_spec
-from constraints.spec import ConstraintSpec
 from executors import LOCAL, ExecutorSpec, Recipe, open_pool
 from serving import make
 from synth.llm import LLMClient, ModelSpec
 from synth.rollout.agents import Agent, ModelAgent, reference_agent
 from synth.rollout.episode import Unit, run_episode
-from synth.rollout.hybrid import HybridSteps, RunTrust
+from synth.rollout.hybrid import HybridSteps, RunTrust, spec_for
 from synth.rollout.steps import EnvSteps, Steps, VerifiedSteps, bench_template
 from synth.rollout.trajectory import Trajectory, trajectory_journal
 from verifier.audit.run import is_fatal
@@ -192,17 +189,9 @@ def _episode(unit: Unit, catalog: Catalog, config: RolloutConfig, agent_factory:
         if simulator is not None:
             template = bench_template(handle.id, handle.manifest.kind, handle.manifest.entry, handle.source(), doc)
             steps = VerifiedSteps(env, simulator, template) if trust is None else \
-                HybridSteps(env, simulator, template, _spec_of(template), trust, unit.id)
+                HybridSteps(env, simulator, template, spec_for(template), trust, unit.id)
         return run_episode(env, agent_factory(unit, handle), unit, steps, env_doc=doc, env_kind=handle.manifest.kind,
                            seed=config.seed, max_steps=config.max_steps)
-
-
-def _spec_of(template: BenchItem) -> ConstraintSpec | None:
-    """The env's constraint spec, which places a hybrid step in its cell; None (every call executes) without one."""
-    try:
-        return item_spec(template)
-    except ExtractionError:
-        return None
 
 
 class _EpisodeWorker:

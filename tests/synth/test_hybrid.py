@@ -34,7 +34,7 @@ from synth.rollout import (
     reference_agent,
     run_rollouts,
 )
-from synth.rollout.hybrid import DROPPED, HybridSteps, RunTrust
+from synth.rollout.hybrid import DROPPED, HybridSteps, HybridToolEnv, RunTrust
 from tests.llm_server import ScriptedServer
 from verifier.audit.run import run_audit
 from verifier.audit.trust import TrustError, TrustPolicy, TrustTable, stratum_of
@@ -275,3 +275,24 @@ def test_cli_hybrid_json_and_bad_input(catalog, spec_audit, executed, tmp_path):
         bad = cli("rollout", "--model", "reference", "--env", ENV, *args, "--out", str(tmp_path / "b"),
                   "--catalog", str(catalog.root))
         assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and says in bad.stderr, (args, bad.stderr)
+
+
+def test_the_gym_style_hybrid_env_catches_up_before_the_check(catalog, spec_audit):
+    """HybridToolEnv: serving's reset / step / evaluate, a trusted call answered by the spec alone."""
+    table = TrustTable.load(spec_audit, catalog, simulator="spec", mode="spec")
+    trust = RunTrust(table, POLICY.model_copy(update={"spot_check": 0.0}), 0)
+    task = catalog.get(ENV).tasks()[1]  # return-and-lost: return_book (a trusted cell), then declare_book_lost
+    assert [a.name for a in task.solution] == ["return_book", "declare_book_lost"]
+    with HybridToolEnv(make(ENV, task=task.id, catalog=catalog, terminate_on_success=False), SpecSimulator(),
+                       trust) as env:
+        for _episode in range(2):
+            env.reset(seed=3)
+            initial = env.env.state()
+            infos = [env.step(action.model_dump())[4] for action in task.solution]
+            assert [i["sim"]["executed"] for i in infos] == [False, True]  # the second executed on the loaded state
+            assert infos[0]["sim"]["trust"] == "trusted" and infos[1]["sim"]["trust"] == "untrusted: not audited"
+            assert env.evaluate() == (1.0, {**env.evaluate()[1], "passed": True}) and env.state() != initial
+        assert env.episodes == 2
+        bad = {"id": "c1", "type": "function", "function": {"name": "return_book", "arguments": "[1]"}}
+        observation, reward, _, _, info = env.step(bad)
+        assert info["outcome"] == "invalid" and reward == 0.0 and "Bad arguments" in observation["error"]
