@@ -17,7 +17,9 @@ What "answered by the simulator" means for the episode's state: the env does not
 (that is the saving). The episode keeps a state of record; a trusted step's next state is the
 simulator's predicted Δ applied to it, and the env is brought to that state (`ToolEnv.load`, which
 keeps the reset's state for the task's check) only when a later call executes or the task is
-checked (`settle`), so a run of trusted steps never touches the env. A wrong trusted answer
+checked (`settle`), so a run of trusted steps never touches the env (a predicted state the env
+refuses to load ends the episode with a `HybridStateError`, reported, and drops the cell that
+predicted it). A wrong trusted answer
 therefore carries into the episode, as it would in a purely simulated env: that is why trust is
 per cell and spot-checked. With the spec simulator, whose answers in a trusted cell are exact, the
 states, and so the rewards, are those of a fully executed run.
@@ -43,6 +45,7 @@ from typing import Any, Protocol
 
 from catalog.bench.items import BenchItem, Simulator
 from catalog.calls import CallFileError, as_tool_call
+from catalog.errors import EnvforgeError
 from catalog.models import Action
 from catalog.state.delta import Delta, DeltaConflict, apply_delta
 from constraints.extract import ExtractionError
@@ -52,12 +55,17 @@ from serving import BadToolCall, EpisodeOver, ToolEnv
 from synth.rollout.steps import Answer, StepEnv, ask, bench_template, execute, gave_answer, scored, sim_check
 from synth.rollout.trajectory import SimCheck
 from verifier.audit.metrics import DeltaFormatError, parse_delta
+from verifier.audit.run import is_fatal
 from verifier.audit.trust import TrustPolicy, TrustTable, cell_name, predicted_stratum
 from verifier.samples.export import env_doc
 
-__all__ = ["DROPPED", "HybridEnv", "HybridSteps", "HybridToolEnv", "RunTrust", "spec_for"]
+__all__ = ["DROPPED", "HybridEnv", "HybridStateError", "HybridSteps", "HybridToolEnv", "RunTrust", "spec_for"]
 
 DROPPED = "spot-check failed: trust dropped"
+
+
+class HybridStateError(RuntimeError, EnvforgeError):
+    """A state the simulator predicted does not load into the env: the episode cannot go on (its cell is dropped)."""
 
 
 class HybridEnv(StepEnv, Protocol):
@@ -123,6 +131,7 @@ class HybridSteps:
         self.env, self.simulator, self.template, self.spec = env, simulator, template, spec
         self.trust, self.unit_id = trust, unit_id
         self._state: dict[str, Any] | None = None  # the state of record when the env lags behind it
+        self._last_trusted = (0, "")  # the step whose prediction the state of record is
         self._index = 0
 
     @property
@@ -160,6 +169,7 @@ class HybridSteps:
                 answer.sim = check.model_copy(update={"trust": DROPPED, "answered_by": "env"})
             return answer
         self._state, delta = predicted
+        self._last_trusted = (index, cell)
         check = sim_check(prediction, sim_seconds, executed=False, trust=reason, **fields)
         outcome = "failure" if stratum == "failure" else "success"  # as the spec predicted: nothing ran
         return Answer(prediction.observation, outcome, delta, False, 0.0, check)
@@ -169,9 +179,18 @@ class HybridSteps:
         self._catch_up()
 
     def _catch_up(self) -> None:
-        if self._state is not None:
+        if self._state is None:
+            return
+        try:
             self.env.load(self._state)
-            self._state = None
+        except Exception as exc:
+            if is_fatal(exc):
+                raise
+            index, cell = self._last_trusted
+            self.trust.drop(self.template.env_id, cell, f"{self.unit_id} step {index}")
+            raise HybridStateError(f"{self.unit_id}: the state the simulator predicted at step {index} ({cell}) does "
+                                   f"not load into the env ({type(exc).__name__}: {exc}); the cell is dropped") from exc
+        self._state = None
 
     def _executed(self, action: Action, check: SimCheck) -> Answer:
         t0 = time.perf_counter()

@@ -34,7 +34,7 @@ from synth.rollout import (
     reference_agent,
     run_rollouts,
 )
-from synth.rollout.hybrid import DROPPED, HybridSteps, HybridToolEnv, RunTrust
+from synth.rollout.hybrid import DROPPED, HybridStateError, HybridSteps, HybridToolEnv, RunTrust
 from tests.llm_server import ScriptedServer
 from verifier.audit.run import run_audit
 from verifier.audit.trust import TrustError, TrustPolicy, TrustTable, stratum_of
@@ -296,3 +296,29 @@ def test_the_gym_style_hybrid_env_catches_up_before_the_check(catalog, spec_audi
         bad = {"id": "c1", "type": "function", "function": {"name": "return_book", "arguments": "[1]"}}
         observation, reward, _, _, info = env.step(bad)
         assert info["outcome"] == "invalid" and reward == 0.0 and "Bad arguments" in observation["error"]
+
+
+class GarbageState:
+    """The spec's answers, but every predicted delta also adds a book that is not a row."""
+
+    name, mode = "spec", "spec"
+
+    def predict(self, item: BenchItem) -> Any:
+        answer = SpecSimulator().predict(item)
+        answer.delta = [*(answer.delta or []), {"op": "add", "path": ["books", "B999"], "value": "not a row"}]
+        return answer
+
+
+def test_a_predicted_state_the_env_refuses_ends_the_episode_in_one_line_and_drops_the_cell(catalog, spec_audit):
+    trust = RunTrust(TrustTable.load(spec_audit, catalog, simulator="spec", mode="spec"),
+                     POLICY.model_copy(update={"spot_check": 0.0}), 0)
+    with make(ENV, task="library-return-and-lost", catalog=catalog, terminate_on_success=False) as env:
+        env.reset()
+        handle = env.handle
+        template = bench_template(handle.id, handle.manifest.kind, handle.manifest.entry, handle.source(),
+                                  env_doc(handle))
+        steps = HybridSteps(env, GarbageState(), template, item_spec(template), trust, "library/garbage")
+        assert not steps.answer(Action(name="return_book", arguments={"loan_id": "loan-1"})).sim.executed
+        with pytest.raises(HybridStateError, match="predicted at step 0 .return_book/write 3-6. does not load") as e:
+            steps.answer(Action(name="declare_book_lost", arguments={"loan_id": "loan-2"}))
+    assert "\n" not in str(e.value) and trust.dropped == {f"{ENV}: return_book/write 3-6": "library/garbage step 0"}

@@ -78,9 +78,13 @@ def cell_name(tool: str, stratum: str) -> str:
 def predicted_stratum(spec: ConstraintSpec, state: dict[str, Any], action: Action) -> tuple[str | None, str]:
     """The stratum the spec predicts for `action` on `state` (None where it cannot say), and why not.
 
-    Invalid or crashing calls have no stratum (audits sample successes and failures only).
+    Invalid or crashing calls have no stratum (audits sample successes and failures only). A state
+    the spec's interpreter cannot read (a simulator's prediction, in a hybrid run) has none either.
     """
-    prediction = SpecSimulator(spec).predict(state, action)
+    try:
+        prediction = SpecSimulator(spec).predict(state, action)
+    except Exception as exc:  # noqa: BLE001 - a state a simulator predicted may not be one the spec can read
+        return None, f"the spec cannot read the state ({type(exc).__name__}: {exc})"
     if prediction.abstained:
         return None, f"the spec cannot predict the stratum ({prediction.reason})"
     if prediction.outcome not in (Outcome.SUCCESS, Outcome.FAILURE):
