@@ -118,7 +118,9 @@ def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: Steps, *, env_
             if answer.done:
                 end = "env_done"
     final = messages[-1].get("content") if end == "final" else None
+    settle = time.perf_counter()
     steps.settle()  # a hybrid episode's env catches up with its simulated steps before the check
+    settle = time.perf_counter() - settle
     reward, details = env.evaluate(final if isinstance(final, str) else None, cut_off=end == "max_steps")
     checks = [r.sim for r in records if r.sim.simulated]
     diverged = next(((r.index, r.name, r.sim) for r in records if r.sim.diverged), None)
@@ -137,4 +139,4 @@ def run_episode(env: EpisodeEnv, agent: Agent, unit: Unit, steps: Steps, *, env_
         metadata={"env_kind": env_kind, "solution_length": unit.solution_length, "started_at": started,
                   "seconds": round(time.perf_counter() - t0, 6), "model_seconds": round(usage.seconds, 6),
                   "env_seconds": round(env_seconds, 6), "turns": turns, "malformed_calls": malformed,
-                  "max_steps": max_steps})
+                  "max_steps": max_steps, "settle_seconds": round(settle, 6)})

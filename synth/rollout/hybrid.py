@@ -160,7 +160,7 @@ class HybridSteps:
                                                     trust=f"trusted, but the simulator gave no usable answer: {why}",
                                                     **fields))
         if self.trust.spot_checked(self.unit_id, index):
-            self._catch_up()
+            fields["trust_seconds"] = round(decided + self._catch_up(), 6)
             answer, check = scored(asked, prediction, sim_seconds, self.env, action, trust="spot-check", **fields)
             if check.verified:
                 answer.observation = prediction.observation
@@ -178,9 +178,11 @@ class HybridSteps:
         """Load the state of record into the env (before the task's check, or a call that executes)."""
         self._catch_up()
 
-    def _catch_up(self) -> None:
+    def _catch_up(self) -> float:
+        """Load the state of record into the env if it lags behind; the seconds it took (hybrid overhead)."""
         if self._state is None:
-            return
+            return 0.0
+        t0 = time.perf_counter()
         try:
             self.env.load(self._state)
         except Exception as exc:
@@ -191,10 +193,12 @@ class HybridSteps:
             raise HybridStateError(f"{self.unit_id}: the state the simulator predicted at step {index} ({cell}) does "
                                    f"not load into the env ({type(exc).__name__}: {exc}); the cell is dropped") from exc
         self._state = None
+        return time.perf_counter() - t0
 
     def _executed(self, action: Action, check: SimCheck) -> Answer:
+        """The env answers; catching up counts as the step's hybrid overhead, not as its execution."""
+        check = check.model_copy(update={"trust_seconds": round(check.trust_seconds + self._catch_up(), 6)})
         t0 = time.perf_counter()
-        self._catch_up()
         observation, outcome, delta, done = execute(self.env, action)
         return Answer(observation, outcome, delta, done, time.perf_counter() - t0, check)
 

@@ -102,7 +102,9 @@ def hybrid_section(ts: Sequence[dict[str, Any]], trust: dict[str, Any]) -> dict[
 
     Execution time a simulated step saved is estimated by the mean seconds of the same tool's
     executed steps in this run (of every executed step where that tool never executed); what the
-    simulator and the trust decisions took is subtracted, so `seconds_saved_est` is net.
+    simulator and the hybrid overhead (trust decisions, state reads and loads: `trust_seconds`) took
+    is subtracted, so `saved_est` is net; so is each episode's last catch-up, before its check
+    (`settle_seconds`).
     """
     steps = [(t, s) for t in ts for s in t["steps"] if s["outcome"] != "malformed"]
     executed = [s for _t, s in steps if s["sim"].get("executed", True)]
@@ -116,7 +118,8 @@ def hybrid_section(ts: Sequence[dict[str, Any]], trust: dict[str, Any]) -> dict[
     avoided = sum(sum(per_tool[s["name"]]) / len(per_tool[s["name"]]) if s["name"] in per_tool else mean_all
                   for s in alone)
     sim_seconds = sum(float(s["sim"]["seconds"]) for _t, s in steps if s["sim"]["simulated"])
-    trust_seconds = sum(float(s["sim"].get("trust_seconds", 0.0)) for _t, s in steps)
+    trust_seconds = sum(float(s["sim"].get("trust_seconds", 0.0)) for _t, s in steps) + sum(
+        float(t["metadata"].get("settle_seconds", 0.0)) for t in ts)
     reasons = Counter(s["sim"].get("trust", "") for s in executed if s not in checks)
     dropped = [{"cell": f"{t['env']}: {s['sim']['cell']}", "trajectory": t["id"], "step": s["index"]}
                for t, s in steps if s["sim"].get("trust") == DROPPED]
@@ -129,7 +132,7 @@ def hybrid_section(ts: Sequence[dict[str, Any]], trust: dict[str, Any]) -> dict[
         "untrusted_reasons": dict(reasons.most_common(10)),
         "dropped": dropped,
         "seconds": {"executed": round(sum(float(s["seconds"]) for s in executed), 6),
-                    "simulator": round(sim_seconds, 6), "trust_decisions": round(trust_seconds, 6),
+                    "simulator": round(sim_seconds, 6), "hybrid_overhead": round(trust_seconds, 6),
                     "execution_avoided_est": round(avoided, 6),
                     "saved_est": round(avoided - sim_seconds - trust_seconds, 6)},
         "simulator_usage": {"tokens_in": sum(int(s["sim"]["tokens_in"]) for _t, s in steps),
@@ -239,8 +242,8 @@ def _hybrid_markdown(h: dict[str, Any]) -> list[str]:
              "|---|---|---|---|---|---|---|",
              f"| {h['steps']} | {h['executed_steps']} | {h['simulated_steps']} | {h['spot_checks']} | "
              f"{h['spot_checks_verified']} | {h['executed_share']} | {h['trusted_verified_share']} |", "",
-             f"Seconds: executed steps {sec['executed']}, simulator {sec['simulator']}, trust decisions "
-             f"{sec['trust_decisions']}; execution avoided (est.) {sec['execution_avoided_est']}, net saved (est.) "
+             f"Seconds: executed steps {sec['executed']}, simulator {sec['simulator']}, hybrid overhead (trust "
+             f"decisions, state reads and loads) {sec['hybrid_overhead']}; execution avoided (est.) {sec['execution_avoided_est']}, net saved (est.) "
              f"{sec['saved_est']}. Simulator usage: {h['simulator_usage']['tokens_in']} tokens in, "
              f"{h['simulator_usage']['tokens_out']} out, {h['simulator_usage']['cost_usd']} USD.", ""]
     if h["foreign_records"]:

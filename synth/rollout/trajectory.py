@@ -58,8 +58,9 @@ class SimCheck(JsonModel):
     spec predicted), `trust` (why the step was or was not the simulator's: `trusted`,
     `spot-check`, `spot-check failed: trust dropped`, `untrusted: ...`) and `executed`: false for a
     trusted step the simulator answered alone (then `verified`, `fm` and `cm_strict` are false:
-    nothing was compared); `trust_seconds` is what deciding took (the state read from the env
-    after an executed call, and the spec's prediction of the stratum).
+    nothing was compared); `trust_seconds` is the step's hybrid overhead (the state read from
+    the env after an executed call, the spec's prediction of the stratum, and loading the state of
+    record into the env before this call runs).
     """
 
     simulated: bool = True
