@@ -40,6 +40,15 @@ class CompletenessReport(JsonModel):
     sandbox_events: dict[str, int] = Field(default_factory=dict)
     wrong_examples: list[dict[str, Any]] = Field(default_factory=list)
 
+    def nothing_ran(self) -> str | None:
+        """Why this measurement measured nothing (no call ran), or None: 0 steps is no evidence of completeness."""
+        if self.steps:
+            return None
+        if self.sandbox_events:
+            cause = max(sorted(self.sandbox_events), key=lambda event: self.sandbox_events[event])
+            return f"{self.env}: no call ran, the sandbox refused every job ({cause})"
+        return f"{self.env}: no call ran (no call could be generated for its tools)"
+
 
 class CompletenessTotals(JsonModel):
     """Several envs: the counts summed, each env's own report kept under `envs`."""

@@ -8,7 +8,11 @@ tree, or forced (`convention=`).
 The module, plus the sibling modules it imports from its own folder tree (by plain, package or
 relative import), is copied into a new env folder; relative imports in the copied files are
 made absolute and every copied package folder gets an `__init__.py`, so the package path
-(`from pkg.sub.module import X`) resolves inside the folder, in the sandbox too. The package
+(`from pkg.sub.module import X`) resolves inside the folder, in the sandbox too. A package
+`__init__.py` the copied modules import no name from is only on the way to them: it is copied as
+a marker without its code (a framework's top package importing its LLM client never runs). An
+entry that is a package's `__init__.py` is copied to its package place too, where
+`catalog.runtime.load_module` loads it as that package. The package
 root is found by walking up while `__init__.py` exists, or named (`package_root=`). Imports
 that do not resolve are named: not installed (with the install command), not found under the
 package root, or a module that fails to load. Ones inside `try/except ImportError` are reported
@@ -65,9 +69,19 @@ class ImportReport:
     third_party: list[str] = field(default_factory=list)
 
 
-def _imports(source: str) -> list[tuple[str, int, bool]]:
+@dataclass(frozen=True)
+class _Import:
+    """One imported module: `import module` (`names` None) or `from module import names` (`*` for a star)."""
+
+    module: str
+    level: int
+    guarded: bool  # inside `try/except ImportError`: the module's own fallback handles its absence
+    names: tuple[str, ...] | None = None
+
+
+def _imports(source: str) -> list[_Import]:
     module = cst.parse_module(source)
-    found: list[tuple[str, int, bool]] = []
+    found: list[_Import] = []
 
     class Visitor(cst.CSTVisitor):
         guarded = 0
@@ -84,14 +98,13 @@ def _imports(source: str) -> list[tuple[str, int, bool]]:
 
         def visit_Import(self, node: cst.Import) -> None:
             for alias in node.names:
-                found.append((module.code_for_node(alias.name), 0, self.guarded > 0))
+                found.append(_Import(module.code_for_node(alias.name), 0, self.guarded > 0))
 
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
             name = module.code_for_node(node.module) if node.module is not None else ""
-            found.append((name, len(node.relative), self.guarded > 0))
-            if node.module is None and not isinstance(node.names, cst.ImportStar):
-                for alias in node.names:
-                    found.append((module.code_for_node(alias.name), len(node.relative), self.guarded > 0))
+            names = ("*",) if isinstance(node.names, cst.ImportStar) else \
+                tuple(module.code_for_node(alias.name) for alias in node.names)
+            found.append(_Import(name, len(node.relative), self.guarded > 0, names))
 
     module.visit(Visitor())
     return found
@@ -107,14 +120,51 @@ def _through_symlink(path: Path, top: Path) -> bool:
 
 
 def _resolve_local(name: str, level: int, importer: Path, roots: list[Path]) -> Path | None:
-    """The file a local import refers to, searching the importer's folder and its packages' roots."""
+    """The file a local import refers to, searching the importer's folder and its packages' roots.
+
+    `from . import x` names the importer's package itself: its `__init__.py`.
+    """
     parts = [p for p in name.split(".") if p]
     bases = [importer.parent.parents[level - 2] if level >= 2 else importer.parent] if level else roots
     for base in bases:
+        if not parts and level and (base / "__init__.py").is_file():
+            return base / "__init__.py"
         for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
             if parts and candidate.is_file():
                 return candidate
     return None
+
+
+def _needed(statement: _Import, importer: Path, roots: list[Path]) -> list[Path] | None:
+    """The local files whose code an import runs for what it names; None if it is not a local import.
+
+    `from pkg import sub` needs the submodule, `from pkg import name` (or `import pkg`) the
+    package's `__init__.py`; `from pkg.sub.mod import name` needs only `mod`. The packages above
+    a needed file are only the path to it (`_package_chain`): their `__init__.py` code is not needed.
+    """
+    module = _resolve_local(statement.module, statement.level, importer, roots)
+    needed: list[Path] = []
+    from_module = statement.names is None  # `import pkg.mod`: the module itself
+    for name in statement.names or ():
+        dotted = f"{statement.module}.{name}" if statement.module else name
+        sub = None if name == "*" else _resolve_local(dotted, statement.level, importer, roots)
+        if sub is None:
+            from_module = True
+        else:
+            needed.append(sub)
+    if module is not None and (from_module or module.name != "__init__.py"):
+        needed.append(module)
+    return needed if module is not None or needed else None
+
+
+def _package_chain(path: Path, top: Path) -> list[Path]:
+    """The `__init__.py` of every package above `path`, up to `top`: Python runs them to reach it."""
+    chain = []
+    folder = path.parent.parent if path.name == "__init__.py" else path.parent
+    while (folder / "__init__.py").is_file() and top in (folder / "__init__.py").parents:
+        chain.append(folder / "__init__.py")
+        folder = folder.parent
+    return chain
 
 
 def _package_roots(path: Path, package_root: Path | None = None) -> list[Path]:
@@ -154,14 +204,18 @@ class _MakeAbsolute(cst.CSTTransformer):
         return updated.with_changes(relative=[], module=cst.parse_expression(dotted))
 
 
+MARKER = "# envforge: only a package marker here; the env's modules need none of this package's __init__.py code\n"
+
+
 @dataclass
 class _Collected:
-    """What the entry module pulls in: files to copy, and imports that are not local."""
+    """What the entry module pulls in: files to copy, package markers, and imports that are not local."""
 
     files: dict[Path, Path]
     trees: dict[Path, ast.Module]
     optional: list[str]
     third_party: list[str]
+    markers: list[Path] = field(default_factory=list)  # `__init__.py`s on the way to a needed module, copied as MARKER
 
 
 def _unresolved(name: str, path: Path, roots: list[Path], top: Path, named_root: bool) -> str:
@@ -193,14 +247,20 @@ def _collect(entry: Path, package_root: Path | None) -> _Collected:
     problems: list[str] = []
     optional: list[str] = []
     third_party: list[str] = []
+    # Packages Python passes through to reach a needed module: their `__init__.py` runs then, but an
+    # `__init__.py` nothing imports a name from is only a marker (a framework's top package that
+    # imports its LLM client, its user simulator): copied without its code.
+    chain: set[Path] = set(_package_chain(entry, top)) if entry.name == "__init__.py" else set()
+    why: dict[Path, str] = {}  # a package's `__init__.py` needed for names: which import needs it
     queue = [entry]
     while queue:
         current = queue.pop()
         if current in files:
             continue
-        files[current] = current.relative_to(top) if current != entry else Path("env.py")
+        shown = current.relative_to(top)
+        files[current] = shown if current != entry else Path("env.py")
         if current != entry and _through_symlink(current, top):
-            problems.append(f"{current.relative_to(top)} is a symlink (or inside one): import copies regular files "
+            problems.append(f"{shown} is a symlink (or inside one): import copies regular files "
                             "only, never what a link points to; replace it with a copy")
             continue
         text = current.read_text(encoding="utf-8")
@@ -210,21 +270,25 @@ def _collect(entry: Path, package_root: Path | None) -> _Collected:
         except (SyntaxError, cst.ParserSyntaxError) as exc:
             detail = str(exc).splitlines()[0]
             problems.append(f"{current.name} does not parse: {detail}" if current == entry else
-                            f"imports a module that fails: {current.relative_to(top)}: SyntaxError: {detail}")
+                            f"imports a module that fails: {shown}: SyntaxError: {detail}")
             continue
-        for name, level, guarded in found:
-            local = _resolve_local(name, level, current, [current.parent, *roots])
-            if local is not None and top not in local.parents:
-                common = Path(os.path.commonpath([local, entry]))
+        for statement in found:
+            name, level = statement.module, statement.level
+            needed = _needed(statement, current, [current.parent, *roots])
+            outside = [path for path in needed or () if top not in path.parents]
+            if outside:
+                common = Path(os.path.commonpath([outside[0], entry]))
                 problems.append(f"`{'.' * level}{name}` is outside the package root {top}: pass --package-root "
                                 f"{common.parent}")
                 continue
-            if local is not None:
-                queue.append(local)
-                init = local.parent / "__init__.py"
-                while init.is_file() and top in init.parents:
-                    queue.append(init)
-                    init = init.parent.parent / "__init__.py"
+            if needed is not None:
+                for path in needed:
+                    queue.append(path)
+                    chain.update(_package_chain(path, top))
+                    if path.name == "__init__.py" and path not in why:
+                        what = ", ".join(f"`{n}`" for n in statement.names) if statement.names else "the package"
+                        why[path] = (f"{path.relative_to(top)} runs because {shown} imports {what} from it; "
+                                     "import that from the module that defines it and this __init__.py is left out")
                 continue
             if level or not name:
                 continue
@@ -233,14 +297,17 @@ def _collect(entry: Path, package_root: Path | None) -> _Collected:
                 continue
             if importlib.util.find_spec(head) is not None:
                 third_party.append(head)
-            elif guarded:
+            elif statement.guarded:
                 optional.append(head)
             else:
-                problems.append(_unresolved(name, current, roots, top, package_root is not None))
+                clause = _unresolved(name, current, roots, top, package_root is not None)
+                problems.append(clause if current == entry else
+                                f"{shown}: {clause}" + (f" ({why[current]})" if current in why else ""))
     if problems:
         unique = list(dict.fromkeys(problems))
         raise ImportProblem(f"{entry.name}: " + "; ".join(unique))
-    return _Collected(files, trees, sorted(set(optional)), sorted(set(third_party)))
+    markers = sorted(path.relative_to(top) for path in chain - set(files) if path != entry)
+    return _Collected(files, trees, sorted(set(optional)), sorted(set(third_party)), markers)
 
 
 def _copy_text(source: Path, entry: Path, top: Path) -> str:
@@ -346,7 +413,7 @@ def _configs(paths: list[Path]) -> dict[str, dict[str, Any]]:
     return states
 
 
-def _safe_imports(path: Path) -> list[tuple[str, int, bool]]:
+def _safe_imports(path: Path) -> list[_Import]:
     try:
         return _imports(path.read_text(encoding="utf-8"))
     except cst.ParserSyntaxError:
@@ -393,7 +460,7 @@ def import_env(path: Path, catalog: Catalog, *, class_name: str | None = None, c
         root = Path(package_root).resolve()
         if not root.is_dir():
             raise ImportProblem(f"--package-root {package_root} is not a folder")
-        heads = {name.split(".")[0] for name, level, _ in _safe_imports(path) if not level}
+        heads = {found.module.split(".")[0] for found in _safe_imports(path) if not found.level}
         if (root / "__init__.py").is_file() or (root.name in heads and not (root / root.name).exists()):
             root = root.parent  # the package itself was named: its path starts in the folder holding it
         if root not in path.parents:
@@ -404,6 +471,9 @@ def import_env(path: Path, catalog: Catalog, *, class_name: str | None = None, c
     states = _configs(list(configs)) or {"empty": {}}
     top = _package_roots(path, root)[-1]
     texts = {str(target): _copy_text(origin, path, top) for origin, target in collected.files.items()}
+    if path.name == "__init__.py":  # the package's own modules import it by its package path: the same code there
+        texts[str(path.relative_to(top))] = texts["env.py"]
+    texts.update({str(marker): MARKER for marker in collected.markers})
     texts.update(_package_inits(texts))
     name = found.name if found.convention in ("class", "toolkit") else _module_name(path, top)
     env_id = env_id or re.sub(r"[^A-Za-z0-9.-]", "-", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name).lower()).strip("-")

@@ -40,6 +40,9 @@ def cmd_constraints(args: argparse.Namespace) -> int:
             print_json(completeness_summary(reports).model_dump(mode="json"))
         else:
             print_lines(render_completeness(reports))
+        unmeasured = [why for why in (r.nothing_ran() for r in reports) if why]
+        if unmeasured:  # 0 steps measured nothing: never a pass
+            raise UserError("constraints --completeness measured nothing for " + "; ".join(unmeasured))
         return 0 if all(r.wrong == 0 for r in reports) else 4
     if not args.env_id:
         raise UserError("name an env (python cli.py constraints library) or pass --completeness")
@@ -60,7 +63,8 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         "constraints", parents=[common], help="print constraint specs from tool source; --completeness measures them",
         description="Print the constraint spec that libcst extraction gives for each tool of ENV_ID (no env code is "
                     "run), or with --completeness execute generated calls and compare the spec-only simulator with "
-                    "execution. Exit status 4 if the simulator was ever wrong without abstaining.")
+                    "execution. Exit status 4 if the simulator was ever wrong without abstaining, 1 if an env ran no call "
+                    "(the sandbox refused them all: nothing was measured).")
     constraints.add_argument("env_id", metavar="ENV_ID", nargs="?", help="environment id, e.g. library")
     constraints.add_argument("--json", action="store_true", help="print JSON")
     constraints.add_argument("--completeness", action="store_true",

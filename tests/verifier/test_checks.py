@@ -85,7 +85,7 @@ def test_scoring_leaves_information_out_and_a_critical_failure_rejects():
     assert list(data) == ["env", "score", "passed", "gate", "critical_failures", "checks", "plan", "seconds"]
     assert data["seconds"] == 0.0 and data["checks"][3] == {
         "name": "deterministic", "ok": False, "critical": True, "counterexample": None, "detail": "",
-        "informational": False}
+        "informational": False, "not_run": False}
 
 
 def test_an_unreadable_folder_is_one_failed_critical_check():

@@ -41,11 +41,21 @@ class Severity(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a check found; the registry adds its name and severity."""
+    """What a check found; the registry adds its name and severity.
+
+    `not_run`: the check had nothing to look at (no call of it ran: the sandbox refused them all),
+    so it proves nothing and is not passed (`nothing_ran`).
+    """
 
     ok: bool
     counterexample: dict[str, Any] | None = None
     detail: str = ""
+    not_run: bool = False
+
+    @classmethod
+    def nothing_ran(cls, why: str) -> Verdict:
+        """The verdict of a check that ran nothing: not passed, and said so."""
+        return cls(False, None, f"not run: {why}", not_run=True)
 
 
 Subject = Any  # the verifier.gate.properties.PropertySuite a check runs on (not imported: it is heavy)
@@ -99,7 +109,8 @@ class CheckResult(JsonModel):
     The severity is the registered one, so a result cannot carry a name the registry lacks;
     `critical` and `informational` are read from the registry too (whatever a JSON form says),
     and sit where the JSON form has always had them. Built as `CheckResult(name, ok,
-    counterexample, detail)`; `model_dump(mode="json")` is its entry in a report.
+    counterexample, detail)`; `model_dump(mode="json")` is its entry in a report. `not_run` (the
+    check ran nothing) always comes with `ok` false.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -110,6 +121,7 @@ class CheckResult(JsonModel):
     counterexample: dict[str, Any] | None = None
     detail: str = ""
     informational: bool = False
+    not_run: bool = False  # it ran nothing (Verdict.nothing_ran): never passed
 
     def __init__(self, name: str, ok: bool, counterexample: dict[str, Any] | None = None, detail: str = "",
                  **registered: Any) -> None:
@@ -125,6 +137,8 @@ class CheckResult(JsonModel):
             severity = CHECKS[name].severity
             data = {**data, "critical": severity is Severity.CRITICAL,
                     "informational": severity is Severity.INFORMATIONAL}
+            if data.get("not_run"):
+                data["ok"] = False  # a check that ran nothing is not passed, whatever a JSON form says
         return data
 
     @property
@@ -133,7 +147,7 @@ class CheckResult(JsonModel):
 
     @classmethod
     def of(cls, name: str, verdict: Verdict) -> CheckResult:
-        return cls(name, verdict.ok, verdict.counterexample, verdict.detail)
+        return cls(name, verdict.ok, verdict.counterexample, verdict.detail, not_run=verdict.not_run)
 
 
 def describe(width: int = 100) -> str:

@@ -150,6 +150,7 @@ class PropertySuite:
                           suppress_health_check=list(HealthCheck))
         seen: list[Sequence] = []
         said: list[str] = []  # the last violation message (a flaky property may not repeat it on the shrunk input)
+        tried = [0, 0]  # sequences looked at, and those of them in which a call ran
 
         def violated(seq: Sequence) -> str | None:
             message = property_violated(seq)
@@ -159,6 +160,8 @@ class PropertySuite:
 
         def hit(seq: Sequence) -> bool:
             found = bool(violated(seq))
+            tried[0] += 1
+            tried[1] += bool(self.run(seq).calls)  # the property's own run, cached
             if found and not seen:
                 seen.append(seq)
             return found
@@ -166,7 +169,7 @@ class PropertySuite:
         try:
             found = find(self.sequences(), hit, settings=config)
         except NoSuchExample:
-            return Verdict(True)
+            return Verdict(True) if tried[1] else Verdict.nothing_ran(self._why_nothing_ran(f"{tried[0]} call sequences"))
         except BaseException as exc:  # a flaky property (non-determinism itself) stops hypothesis' shrinking
             if not seen or isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
@@ -185,9 +188,18 @@ class PropertySuite:
         """
         if len(self._sequences) < self.examples // 2:
             return self.search(violated)
-        if not any(violated(seq) for seq in list(self._sequences.values())):
+        sequences = list(self._sequences.values())
+        if not any(violated(seq) for seq in sequences):
+            if not any(self.run(seq).calls for seq in sequences):
+                return Verdict.nothing_ran(self._why_nothing_ran(f"{len(sequences)} call sequences"))
             return Verdict(True, detail=f"none in {len(self._sequences)} call sequences")
         return self.search(violated)
+
+    def _why_nothing_ran(self, where: str) -> str:
+        """Why no call of `where` (generated call sequences, a search) ran: the sandbox's most frequent refusal."""
+        events = self.runner.events
+        cause = max(sorted(set(events)), key=events.count) if events else "each job ended before its first call"
+        return f"no call ran in {where} (the sandbox: {cause})"
 
     def _fewer_calls(self, found: Sequence, violated: Violation) -> Sequence:
         """Drop calls the violation does not need (hypothesis does not always delete a leading no-op)."""
@@ -287,6 +299,8 @@ class PropertySuite:
         run = self._guard_run(self.effort, simulator)
         report = run.run()
         self._coverage = run  # the same calls tell which guards fired
+        if not report.steps:
+            return Verdict.nothing_ran(self._why_nothing_ran("the guard search"))
         if report.wrong:
             example = report.wrong_examples[0]
             return Verdict(False, example, f"{report.wrong} of {report.steps} generated calls disagree with the plan")
@@ -416,6 +430,8 @@ class PropertySuite:
             run.run()
         reach_guards(run, seed=self.seed)
         report = run.report()
+        if not report.steps:
+            return Verdict.nothing_ran(self._why_nothing_ran("the guard search"))
         ok = report.guards_triggered == report.guards_total
         return Verdict(ok, None if ok else {"untriggered": report.untriggered_guards},
                        f"{report.guards_triggered}/{report.guards_total} guards triggered")
@@ -432,11 +448,14 @@ class PropertySuite:
     @check(Severity.CRITICAL)
     def no_task_passes_empty_episode(self) -> Verdict:
         """No task is passed by an episode with no call and no answer: a reward an RL policy gets for doing nothing."""
-        for task in self.handle.tasks():
-            outcome = self._task_outcome(task)
-            if not outcome.get("error") and episode_passed(task, outcome.get("initial") is True):
+        tasks = self.handle.tasks()
+        errors = [self._task_outcome(task).get("error") for task in tasks]
+        for task, error in zip(tasks, errors, strict=True):
+            if not error and episode_passed(task, self._task_outcome(task).get("initial") is True):
                 return Verdict(False, {"task": task.id}, f"task {task.id} is passed by an empty episode")
-        return Verdict(True, detail=f"{len(self.handle.tasks())} tasks")
+        if tasks and all(errors):
+            return Verdict.nothing_ran(f"no task's check ran in the sandbox ({errors[0]})")
+        return Verdict(True, detail=f"{len(tasks)} tasks")
 
     def _task_outcome(self, task: Any) -> dict[str, Any]:
         """The worker's task frame for `task` (its check initially and after its solution), once per task."""
@@ -511,6 +530,8 @@ class PropertySuite:
                     return f"{action.name} changed hidden state {[op['path'] for op in hidden]}"
             return None
         found = self.search_seen(violated)
+        if found.not_run:
+            return found
         return Verdict(True, found.counterexample, found.detail if found.counterexample else "no call changed hidden state")
 
     @check(Severity.INFORMATIONAL)

@@ -4,8 +4,9 @@ Every scored check weighs the same: each is a distinct way an environment can be
 (crashes, leaky failures, writes outside the write set, nondeterminism, broken schema,
 unreachable guards, unsolvable or pre-solved tasks), and none subsumes another. An env passes
 with a score at or above the threshold and no critical check failing; informational checks are
-reported and never scored. `model_dump(mode="json")` is the JSON `verify --json` prints and
-synthesis stores.
+reported and never scored. A check that ran nothing (no call of it ran in the sandbox) is `not
+run` and scores as failed: it proved nothing. `model_dump(mode="json")` is the JSON `verify
+--json` prints and synthesis stores.
 
 This module imports nothing heavy: the CLI renders with it.
 """
@@ -49,6 +50,11 @@ class GateReport(JsonModel):
                    critical_failures=critical_failures, checks=list(checks), plan=plan, seconds=round(seconds, 1))
 
     @property
+    def not_run(self) -> list[str]:
+        """Names of the checks that ran nothing (failed, never passed; informational ones are not scored)."""
+        return [c.name for c in self.checks if c.not_run]
+
+    @property
     def failing(self) -> list[str]:
         """Names of the checks that failed, critical or not, in run order."""
         return [c.name for c in self.checks if not c.ok]
@@ -63,7 +69,9 @@ def broken_env_report(env_id: str, reason: str, gate: float = GATE) -> GateRepor
 def render_gate_report(report: GateReport) -> str:
     """The report as `verify` prints it: verdict line, then one line per check with its counterexample."""
     verdict = "PASS" if report.passed else "FAIL"
-    lines = [f"{report.env}: {verdict} score {report.score:.2f} (gate {report.gate}), plan: {report.plan}"]
+    unrun = sum(c.not_run and not c.informational for c in report.checks)
+    lines = [f"{report.env}: {verdict} score {report.score:.2f} (gate {report.gate}), plan: {report.plan}"
+             + (f"; {unrun} checks not run (scored as failed)" if unrun else "")]
     for check in report.checks:
         mark = "info" if check.informational else "ok  " if check.ok else "FAIL"
         lines.append(f"  {mark} {check.name}" + (f": {check.detail}" if check.detail else ""))
