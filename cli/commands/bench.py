@@ -137,7 +137,8 @@ def cmd_bench_sft(args: argparse.Namespace) -> int:
             if split["dropped"]:
                 print(f"  dropped: {split['dropped']}")
         print(f"tokens by {report['token_counter']}; env-disjoint: {report['env_disjoint']}")
-        print(f"wrote {out}/train.jsonl, test.jsonl, dataset_info.json (LLaMA-Factory), report.json")
+        print(f"wrote {out}/train.jsonl, test.jsonl, *_samples.jsonl (audit-sim --bench), dataset_info.json "
+              "(LLaMA-Factory), report.json")
     return 1 if short else 0
 
 
@@ -260,7 +261,8 @@ def _add_sft_parser(bench_actions: Any, common: argparse.ArgumentParser) -> None
                     "sends in that --mode (the same prompt builders), each target the sample's executed observation "
                     "and state change in that mode's answer schema, kept only if it scores FM and strict CM on the "
                     "audit's own scorer. Train and test never share an env. Writes DIR/train.jsonl and "
-                    "DIR/test.jsonl (OpenAI messages: TRL SFT, HF datasets), DIR/dataset_info.json (LLaMA-Factory) "
+                    "DIR/test.jsonl (OpenAI messages: TRL SFT, HF datasets), their samples for audit-sim --bench "
+                    "(DIR/train_samples.jsonl, DIR/test_samples.jsonl), DIR/dataset_info.json (LLaMA-Factory) "
                     "and DIR/report.json (counts per stratum and split, what ran short). Exit status 1 if a quota "
                     "could not be met (the files are still written).")
     sft.add_argument("--mixture", default="balance2", metavar="balance2|uniform|FILE.json",

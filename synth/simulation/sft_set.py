@@ -9,8 +9,10 @@ as it can; optional rungs short of samples give their share to their group (`Com
 Added samples (counterexamples of an audit) join the split their env belongs to, never train if
 their env is held out. The lines of each file are shuffled by the seed (no stratum-ordered curriculum).
 
-The folder holds train.jsonl, test.jsonl (OpenAI messages, or ShareGPT), dataset_info.json
-(LLaMA-Factory's dataset registry, its documented fields) and report.json, each written
+The folder holds train.jsonl, test.jsonl (OpenAI messages, or ShareGPT), the verified samples of
+each line in train_samples.jsonl and test_samples.jsonl (envforge JSONL, line for line: what
+`audit-sim --bench` measures a trained simulator on), dataset_info.json (LLaMA-Factory's dataset
+registry, its documented fields) and report.json, each written
 atomically, report.json last; nothing in it depends on the clock, so the same inputs give the same
 bytes. A folder holding anything else is refused, never overwritten.
 """
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from catalog.bench.envsimbench import write_jsonl
 from catalog.bench.items import BenchItem
 from catalog.bench.strata import RUNG_NAMES, rung
 from catalog.errors import EnvforgeError
@@ -37,7 +40,7 @@ __all__ = ["FILES", "Format", "SftError", "SftSettings", "SftSet", "build_split"
 
 Format = Literal["openai", "sharegpt"]
 SPLITS = ("train", "test")
-FILES = ("train.jsonl", "test.jsonl", "dataset_info.json", "report.json")
+FILES = ("train.jsonl", "test.jsonl", "train_samples.jsonl", "test_samples.jsonl", "dataset_info.json", "report.json")
 MARK = "envforge bench sft"
 
 
@@ -243,6 +246,7 @@ def write_set(out: Path, built: SftSet, composition_of: dict[str, Composition]) 
                                     "audit" if one.item.id in split.added else "mixture"), ensure_ascii=False)
                  for one in split.examples]
         atomic_write(out / f"{name}.jsonl", "".join(line + "\n" for line in lines), fsync=True)
+        write_jsonl([one.item for one in split.examples], out / f"{name}_samples.jsonl")  # for audit-sim --bench
     atomic_write(out / "dataset_info.json", json.dumps(dataset_info(settings), indent=2) + "\n", fsync=True)
     report = _report(built, composition_of)
     atomic_write(out / "report.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n", fsync=True)

@@ -10,6 +10,8 @@ messages are exactly those of a sample in the set, and answers with that sample'
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +20,15 @@ import pytest
 import cli
 from catalog.bench.envsimbench import read_jsonl, write_jsonl
 from catalog.bench.strata import rung_of_strata
+from catalog.names import REFERENCE_IDS
+from catalog.store import Catalog
 from constraints.simulate import item_spec
 from synth.llm.jsonfix import validate
 from synth.simulation.prompts import PLAIN_SCHEMA, constrained_schema
 from synth.simulation.sft import chars_counter, example, gold_answer
-from tests.test_cli import run
+from tests.test_cli import ROOT
 from verifier.samples.compositions import BALANCE2_GROUPS, Composition
+from verifier.samples.export import export_samples
 
 # LLaMA-Factory data/README.md, "OpenAI Format": the dataset_info.json entry, field for field.
 OPENAI_ENTRY_FIELDS = {"file_name", "formatting", "columns", "tags"}
@@ -39,14 +44,23 @@ def catalog(synthesized_catalog, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pool(catalog, tmp_path_factory) -> Path:
+    """Verified samples of eight envs (the reference ones and four synthesized), exported in-process once."""
+    store = Catalog(str(catalog))
+    envs = sorted(s.id for s in store.list()[0])
+    chosen = [e for e in envs if e in REFERENCE_IDS] + [e for e in envs if e not in REFERENCE_IDS][:4]
     path = tmp_path_factory.mktemp("pool") / "pool.jsonl"
-    out = run("bench", "export", "--n", "72", "--composition", "uniform", "--out", str(path), catalog=catalog)
-    assert path.is_file(), out.stderr
+    write_jsonl(export_samples(store, Composition.uniform(60), seed=0, env_ids=chosen).items, path)
     return path
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def run(*args: str, catalog: Path) -> subprocess.CompletedProcess:
+    """The CLI as a user runs it (tests.test_cli.run, without its 2-minute cap: exports take longer on a busy host)."""
+    command = [sys.executable, str(ROOT / "cli.py"), *args, "--catalog", str(catalog)]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=900)
 
 
 def _sft(catalog: Path, out: Path, *extra: str) -> Any:
@@ -115,8 +129,10 @@ def test_audit_sim_sends_the_sets_prompts_byte_for_byte_and_scores_its_targets_p
     records = [r for split in ("train", "test") for r in _lines(built[mode] / f"{split}.jsonl")]
     by_prompt = {json.dumps(r["messages"][:-1], ensure_ascii=False): r["messages"][-1]["content"] for r in records}
     ids = {r["id"] for r in records}
+    samples = [i for split in ("train", "test") for i in read_jsonl(built[mode] / f"{split}_samples.jsonl")[0]]
+    assert [i.id for i in samples] == [r["id"] for r in records]  # the set's samples, line for line
     bench = tmp_path / "set.jsonl"
-    write_jsonl([i for i in read_jsonl(pool)[0] if i.id in ids], bench)
+    write_jsonl(samples, bench)
     registry = tmp_path / "models.toml"
     registry.write_text(f'[models.scripted]\nbase_url = "{llm_server.base_url}"\nmodel = "test-model"\n'
                         "json_schema = true\ncontext_window = 200000\n", encoding="utf-8")
@@ -195,9 +211,10 @@ def test_held_out_envs_stay_out_of_train_and_audit_failures_join_their_side(cata
     assert not {r["env"] for r in added if r in train} & set(held)
 
 
-def test_the_on_demand_export_builds_a_set_without_a_samples_file(catalog, tmp_path):
-    out = tmp_path / "s"
-    done = _sft(catalog, out, "--n", "16", "--mixture", "uniform")
+def test_the_on_demand_export_builds_a_set_without_a_samples_file(tmp_path):
+    out = tmp_path / "s"  # a fresh catalog: its four reference envs, three for train and one for test
+    (tmp_path / "catalog").mkdir()
+    done = _sft(tmp_path / "catalog", out, "--n", "16", "--mixture", "uniform")
     report = json.loads(done.stdout)
     assert report["source"] == "export" and report["env_disjoint"]
     train = report["splits"]["train"]
@@ -228,3 +245,16 @@ def test_an_occupied_folder_and_bad_mixtures_are_one_line(catalog, pool, tmp_pat
         done = _sft(catalog, tmp_path / "new", "--n", "10", "--samples", str(pool), flag, value)
         assert done.returncode == 1 and needle in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert not (tmp_path / "new").exists()
+
+
+def test_a_train_split_on_a_held_out_env_is_refused_before_anything_is_written(pool, tmp_path):
+    from synth.simulation.sft_set import SftError, SftSet, SftSettings, build_split, write_set
+
+    items = read_jsonl(pool)[0]
+    mix = Composition.balance2(12)
+    splits = {side: build_split(items, mix, "constrained", chars_counter(), seed=0) for side in ("train", "test")}
+    held = {next(one.item.env_id for one in splits["train"].examples)}
+    built = SftSet(SftSettings("balance2", 12, "constrained", 0.1, 0), splits, "chars", held)
+    with pytest.raises(SftError, match="refusing to write a train set on 1 env"):
+        write_set(tmp_path / "out", built, {"train": mix, "test": mix})
+    assert not (tmp_path / "out").exists()
