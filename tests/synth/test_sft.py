@@ -137,7 +137,7 @@ def test_audit_sim_sends_the_sets_prompts_byte_for_byte_and_scores_its_targets_p
     registry.write_text(f'[models.scripted]\nbase_url = "{llm_server.base_url}"\nmodel = "test-model"\n'
                         "json_schema = true\ncontext_window = 200000\n", encoding="utf-8")
     monkeypatch.setenv("ENVFORGE_MODELS", str(registry))
-    llm_server.script(lambda request: by_prompt.get(json.dumps(request["messages"], ensure_ascii=False), 400))
+    llm_server.script(lambda request: by_prompt.get(json.dumps(request["body"]["messages"], ensure_ascii=False), 400))
     code = cli.main(["audit-sim", "--model", "scripted", "--mode", mode, "--bench", str(bench), "--out",
                      str(tmp_path / "audit"), "--catalog", str(catalog), "--json"])
     report = json.loads(capsys.readouterr().out)
