@@ -188,14 +188,21 @@ def test_sharegpt_format_tokenizer_and_max_tokens(catalog, pool, tmp_path):
     assert not isinstance(chars, str) and chars.tokens != lines[0]["tokens"]  # counted by the tokenizer, not chars
 
 
-def test_held_out_envs_stay_out_of_train_and_audit_failures_join_their_side(catalog, pool, tmp_path):
+def test_held_out_envs_stay_out_of_train_and_audit_failures_join_their_side(catalog, pool, tmp_path, llm_server,
+                                                                           monkeypatch, capsys):
     items = read_jsonl(pool)[0]
     held = sorted({i.env_id for i in items})[:3]
     bench = tmp_path / "held.jsonl"
     write_jsonl([i for i in items if i.env_id in held], bench)
-    audit = tmp_path / "audit"
-    done = run("audit-sim", "--model", "spec", "--bench", str(pool), "--out", str(audit), catalog=catalog)
-    assert done.returncode == 0, done.stderr
+    audit = tmp_path / "audit"  # a simulator that answers "nothing happened" to everything: wrong on most samples
+    registry = tmp_path / "models.toml"
+    registry.write_text(f'[models.scripted]\nbase_url = "{llm_server.base_url}"\nmodel = "test-model"\n'
+                        "json_schema = true\ncontext_window = 200000\n", encoding="utf-8")
+    monkeypatch.setenv("ENVFORGE_MODELS", str(registry))
+    llm_server.script(lambda request: {"feedback": "{}", "config_changes": []})
+    assert cli.main(["audit-sim", "--model", "scripted", "--bench", str(pool), "--out", str(audit), "--catalog",
+                     str(catalog), "--json"]) == 0
+    capsys.readouterr()
     wrong = [json.loads(line)["item"] for line in (audit / "results.jsonl").open()
              if not (json.loads(line)["fm"] and json.loads(line)["cm_strict"])]
     out = tmp_path / "s"
