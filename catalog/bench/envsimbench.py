@@ -32,7 +32,7 @@ from catalog.state.delta import Delta, diff
 from catalog.state.jsonable import to_jsonable
 
 __all__ = ["Problem", "to_envsimbench", "from_envsimbench", "write_envsimbench", "read_envsimbench",
-           "write_jsonl", "read_jsonl", "split_by_env", "dotted_changes", "parse_content", "entry_class"]
+           "write_jsonl", "read_jsonl", "split_by_env", "split_envs", "dotted_changes", "parse_content", "entry_class"]
 
 
 class Problem(JsonModel):
@@ -272,23 +272,19 @@ def read_jsonl(path: Path | str) -> tuple[list[BenchItem], list[Problem]]:
 
 
 # --- splits ----------------------------------------------------------------------------------------
-def split_by_env(items: Sequence[BenchItem], test_fraction: float = 0.3, seed: int = 0
-                 ) -> tuple[list[BenchItem], list[BenchItem]]:
-    """Split into (train, test) with disjoint environments, about `test_fraction` of the items in test.
+def split_envs(sizes: dict[str, int], test_fraction: float = 0.3, seed: int = 0) -> set[str]:
+    """The test side of an env-disjoint split: envs (with their item counts) holding about `test_fraction` of the items.
 
-    EnvSimBench's train and test share environments (and code), which flatters a simulator
-    trained on them; here every env lands wholly on one side. Envs are shuffled by `seed` and
-    moved to test until it holds `test_fraction` of the items; with two or more envs and
-    0 < test_fraction < 1 both sides get at least one. Input order is kept within each side.
+    Envs are shuffled by `seed` and moved to test until it holds `test_fraction` of the items;
+    with two or more envs and 0 < test_fraction < 1 both sides get at least one env. Every env
+    lands wholly on one side (EnvSimBench's train and test share envs, which flatters a
+    simulator trained on them).
     """
     if not 0.0 <= test_fraction <= 1.0:
         raise ValueError(f"test_fraction must be within [0, 1], got {test_fraction}")
-    sizes: dict[str, int] = {}
-    for item in items:
-        sizes[item.env_id] = sizes.get(item.env_id, 0) + 1
     envs = sorted(sizes)
     random.Random(seed).shuffle(envs)
-    target = test_fraction * len(items)
+    target = test_fraction * sum(sizes.values())
     test_envs: set[str] = set()
     taken = 0
     for env in envs:
@@ -298,6 +294,20 @@ def split_by_env(items: Sequence[BenchItem], test_fraction: float = 0.3, seed: i
         taken += sizes[env]
     if test_fraction > 0.0 and not test_envs and len(envs) >= 2:
         test_envs.add(envs[0])
+    return test_envs
+
+
+def split_by_env(items: Sequence[BenchItem], test_fraction: float = 0.3, seed: int = 0
+                 ) -> tuple[list[BenchItem], list[BenchItem]]:
+    """Split into (train, test) with disjoint environments, about `test_fraction` of the items in test.
+
+    The envs are split by `split_envs` (weighted by their item counts); input order is kept
+    within each side.
+    """
+    sizes: dict[str, int] = {}
+    for item in items:
+        sizes[item.env_id] = sizes.get(item.env_id, 0) + 1
+    test_envs = split_envs(sizes, test_fraction, seed)
     train = [item for item in items if item.env_id not in test_envs]
     test = [item for item in items if item.env_id in test_envs]
     shared = {i.env_id for i in train} & {i.env_id for i in test}

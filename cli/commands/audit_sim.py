@@ -15,24 +15,8 @@ from cli.common import check_models, check_out, open_catalog
 from cli.errors import UserError
 from cli.executor_options import add_executor_options, executor_spec
 from cli.output import print_json
-from cli.samples import default_bench, export_with_progress
+from cli.samples import default_bench, export_with_progress, load_bench
 from synth.simulators import simulator_help
-
-
-def _load_bench(path: Path) -> list[Any]:
-    """Benchmark items from envforge JSONL or EnvSimBench JSON; unusable samples are reported, not fatal."""
-    from catalog.bench.envsimbench import read_envsimbench, read_jsonl
-
-    if not path.is_file():
-        raise UserError(f"no benchmark file {path}")
-    items, problems = read_jsonl(path) if path.suffix == ".jsonl" else read_envsimbench(path)
-    for problem in problems[:10]:
-        print(f"warning: {path}: {problem}", file=sys.stderr)
-    if len(problems) > 10:
-        print(f"warning: {path}: {len(problems) - 10} more unusable samples", file=sys.stderr)
-    if not items:
-        raise UserError(f"{path}: no usable samples")
-    return items
 
 
 def _export_default_bench(args: argparse.Namespace, bench: Path) -> None:
@@ -60,7 +44,7 @@ def cmd_audit_sim(args: argparse.Namespace) -> int:
     bench = Path(args.bench) if args.bench else default_bench(args)
     if not args.bench and not bench.is_file():
         _export_default_bench(args, bench)
-    items = _load_bench(bench)
+    items = load_bench(bench)
     digest = hashlib.sha256(bench.read_bytes()).hexdigest()[:8]
     out = Path(args.out) if args.out else Path(open_catalog(args, write=True).root) / ".audits" / (
         f"{audit_label(args.model, args.mode)}-{bench.stem}-{digest}")

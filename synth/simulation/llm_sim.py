@@ -10,7 +10,6 @@ would fail the same way. A timeout on one request is that sample's error, not th
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from catalog.bench.items import BenchItem, SimResult
@@ -32,6 +31,7 @@ from synth.llm import (
 from synth.llm.errors import describe
 from synth.simulation.prompts import (
     PLAIN_SCHEMA,
+    answer_text,
     constrained_messages,
     constrained_schema,
     plain_messages,
@@ -129,7 +129,7 @@ class LLMSim:
     def _plain(self, item: BenchItem, usage: Usage) -> SimResult:
         answer = self._ask(plain_messages(item), PLAIN_SCHEMA, usage)
         ops = plain_ops(answer["config_changes"], item.state)
-        return _result(usage, observation=parse_observation(answer["feedback"]), delta=ops, raw=_dump(answer))
+        return _result(usage, observation=parse_observation(answer["feedback"]), delta=ops, raw=answer_text(answer))
 
     def _constrained(self, item: BenchItem, usage: Usage) -> SimResult:
         try:
@@ -143,10 +143,10 @@ class LLMSim:
         schema = constrained_schema(spec, tool)
         answer = self._ask(messages, schema, usage)
         check = check_answer(answer["observation"], answer["delta"], item.state, spec, tool)
-        violations, reasks, raw = list(check.violations), 0, _dump(answer)
+        violations, reasks, raw = list(check.violations), 0, answer_text(answer)
         if check.violations and self.on_violation == "reask":
             reasks = 1
-            followup = [*messages, {"role": "assistant", "content": _dump(answer)},
+            followup = [*messages, {"role": "assistant", "content": answer_text(answer)},
                         {"role": "user", "content": _reask_text(check)}]
             try:
                 second = self._ask(followup, schema, usage)
@@ -159,7 +159,7 @@ class LLMSim:
             else:
                 check = check_answer(second["observation"], second["delta"], item.state, spec, tool)
                 violations += [f"after re-ask: {v}" for v in check.violations]
-                answer, raw = second, raw + "\n--- re-ask ---\n" + _dump(second)
+                answer, raw = second, raw + "\n--- re-ask ---\n" + answer_text(second)
         return _result(usage, observation=parse_observation(answer["observation"]),
                             delta=Delta.dump_python(check.kept, mode="json"), violations=violations,
                             repairs=check.dropped, reasks=reasks, raw=raw)
@@ -180,10 +180,6 @@ class LLMSim:
                                                    seed=self.seed)
         usage.add(record)
         return answer
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _reask_text(check: Check) -> str:

@@ -29,7 +29,7 @@ from constraints.ir import render, walk
 from constraints.spec import ConstraintSpec
 
 __all__ = [
-    "PLAIN_SCHEMA", "constrained_messages", "constrained_schema", "plain_messages", "read_slice",
+    "PLAIN_SCHEMA", "answer_text", "constrained_messages", "constrained_schema", "plain_messages", "read_slice",
     "resolve_dotted", "plain_ops", "tool_names_with_helpers", "tool_source",
 ]
 
@@ -56,6 +56,11 @@ _OP_SCHEMA: dict[str, Any] = {
 
 def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def answer_text(answer: Any) -> str:
+    """An answer as the assistant turn's text: what a re-ask shows the model and what SFT targets are."""
+    return json.dumps(answer, ensure_ascii=False, default=str)
 
 
 def call_text(item: BenchItem) -> str:
