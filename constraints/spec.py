@@ -249,7 +249,7 @@ class ToolSpec(_Spec):
         return frozenset(effect.path[0].strip("<>").rsplit(".", 1)[-1] for effect in self.effects
                          if effect.unfollowed and len(effect.path) == 1 and effect.path[0].startswith("<"))
 
-    def allows_write(self, path: Sequence[str]) -> bool | None:
+    def allows_write(self, path: Sequence[str | int]) -> bool | None:
         """Whether a write at `path` is inside the tool's write set: True, False, or None when unknown.
 
         A path is inside when it (or its plain form, for encoded class state) falls under one
@@ -258,7 +258,7 @@ class ToolSpec(_Spec):
         under none of them is outside if every effect was followed, else unknown (None), except
         that an unfollowed `obj.field` target allows that field anywhere (True).
         """
-        keys = list(path)
+        keys = [str(key) for key in path]  # a value path's int key is matched as the code's subscript text
         plain = list(plain_path(keys))
         for candidate in (keys, plain):
             if any(all(pattern[i].match(candidate[i]) for i in range(min(len(pattern), len(candidate))))
