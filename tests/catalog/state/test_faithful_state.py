@@ -263,7 +263,7 @@ def test_pydantic_models_are_state_and_results() -> None:
         {"op": "modify", "path": ["db", "users", "u1", "name"], "value": "Grace"}]
     assert result.observation["type"].endswith(":User") and result.observation["attrs"]["name"] == "Grace"
     assert Delta.dump_python(runtime.call({"name": "flag", "arguments": {"flag": "vip"}}).delta, mode="json") == [
-        {"op": "modify", "path": ["db", "attrs", "flags", "items"], "value": ["vip"]}]
+        {"op": "modify", "path": ["db", "flags"], "value": {"__py__": "set", "items": ["vip"]}}]
     restored = ClassRuntime(Toolkit)
     restored.reset(runtime.snapshot())
     db = codec.decode(restored.snapshot(), restored.types)["db"]
