@@ -456,8 +456,10 @@ def _place(value: Any, path: VPath, canon: dict[int, VPath]) -> None:
 
 
 def fragment(value: Any, path: VPath, canon: dict[int, VPath]) -> Any:
-    """The encoding of the linked value at `path` for an op: in full, except a container whose
-    canonical place is elsewhere, written `{"__py__": "ref", "path": <its value path>}`."""
+    """The encoding of the linked value at `path` for an op's value.
+
+    In full, except a container whose canonical place is elsewhere: `{"__py__": "ref", "path": <its value path>}`.
+    """
     if not _container(value):
         return value
     place = canon.get(id(value))

@@ -129,9 +129,10 @@ def diff(before: dict[str, Any], after: dict[str, Any]) -> list[DeltaOp]:
 
     Shared structure (a record reachable from two places): the delta is the diff of the two
     states as trees in which each shared object is in full at one *canonical place* and a
-    reference (`{"__py__": "ref", "path": <value path>}`) at its others. The canonical place is
-    the one the object had before the call when it is still there, else its first place in
-    encoding order (public attributes first). So a call that makes a product reachable from a
+    reference (`{"__py__": "ref", "path": <value path>}`) at its others. Before the call, the
+    canonical place is the object's first place in encoding order (public attributes first),
+    where the snapshot writes it in full; after it, the same place when the object is still
+    there, else its first place in encoding order. So a call that makes a product reachable from a
     new order is one `add` of the order (whose product is a reference to `["products", 5]`) and
     no op on the product; a call that changes the shared product reports the change once, at
     its canonical place, not at every path it is reachable by (which would count one change
