@@ -277,8 +277,11 @@ def apply_delta(state: dict[str, Any], delta: Iterable[DeltaOp]) -> dict[str, An
             raise DeltaConflict(f"{op.op} {list(op.path)}: no such key")
         if op.op == "delete":
             vp.put(parent, last, MISSING)
-        else:
+            continue
+        try:
             vp.put(parent, last, vp.with_pending(op.value) if shared else copy.deepcopy(op.value))
+        except (ValueError, RecursionError) as exc:
+            raise DeltaConflict(f"{op.op} {list(op.path)}: {exc}") from None
     if not shared:
         return root
     try:

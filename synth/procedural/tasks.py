@@ -124,7 +124,8 @@ class _Planner:
             touched.update(tuple(op.path[:2]) for op in prediction.delta)
         ops = []  # the net change, diffed only where calls wrote (a whole-state diff costs more than the calls)
         for path in sorted(touched, key=path_key):
-            before, after = state, current
+            before: Any = state
+            after: Any = current
             for part in path:
                 before = before.get(part, MISSING) if isinstance(before, dict) else MISSING
                 after = after.get(part, MISSING) if isinstance(after, dict) else MISSING

@@ -291,3 +291,24 @@ def test_an_alias_is_not_rewritten_by_the_runtime() -> None:
     for step in (first, note, restock):
         state = apply_delta(state, step.delta)
     assert json_equal(state, runtime.snapshot())
+
+
+def test_hostile_deltas_are_refused_in_one_line() -> None:
+    """Ops come from files, models and workers: a bool step, a dangling or circular reference is a clear error."""
+    import pytest
+    from pydantic import ValidationError
+
+    from catalog.state.delta import DeltaConflict
+
+    with pytest.raises(ValidationError):
+        DeltaOp.model_validate({"op": "add", "path": ["x", True], "value": 1})  # True is not the int key 1
+    assert DeltaOp.model_validate({"op": "add", "path": ["x", 7], "value": 1}).path == ("x", 7)
+    state = encode_state({"x": {}, "y": [1]})
+    for value in ({TAG: "ref", "path": ["nowhere"]}, {TAG: "ref", "path": ["x", 1]}, {TAG: "ref", "path": []},
+                  {TAG: "ref", "path": ["y", ["items", "9"]]}):
+        with pytest.raises(DeltaConflict):
+            apply_delta(state, [DeltaOp("add", ("x", 1), value)])
+    with pytest.raises(DeltaConflict):
+        apply_delta(state, [DeltaOp("add", ("y", 0, "z"), 1)])  # a list is a leaf: no path goes through it
+    with pytest.raises(DeltaConflict):
+        apply_delta({"x": {TAG: "ref", "path": ["x"]}}, [DeltaOp("add", ("z",), 1)])  # a reference before its value
