@@ -58,6 +58,16 @@ def is_key_step(step: Any) -> bool:
     return type(step) is str or type(step) is int
 
 
+_KINDS = frozenset({"dict", "tuple", "set", "frozenset", "decimal", "datetime", "date", "time", "timedelta", "float",
+                    "bytes", "enum", "defaultdict", "random", "object", "ref"})
+
+
+def kind(node: Any) -> str | None:
+    """The codec kind of an encoded dict; None for a plain one (plain JSON data may hold the tag key too)."""
+    tag = node.get(TAG) if type(node) is dict else None
+    return tag if isinstance(tag, str) and tag in _KINDS else None
+
+
 def _is_ref(value: Any) -> bool:
     return type(value) is dict and value.get(TAG) == "ref"
 
@@ -76,7 +86,7 @@ def positions(node: Any) -> Iterator[tuple[Step, CodecPath, Any]]:
         return
     if type(node) is not dict:
         return
-    tag = node.get(TAG)
+    tag = kind(node)
     if tag is None:
         for k, v in node.items():
             yield k, (k,), v
@@ -91,7 +101,7 @@ def positions(node: Any) -> Iterator[tuple[Step, CodecPath, Any]]:
     elif tag == "defaultdict":
         inner = node.get("value")
         if type(inner) is dict:
-            yield from _dict_positions(inner, ("value",)) if TAG in inner else \
+            yield from _dict_positions(inner, ("value",)) if kind(inner) is not None else \
                 ((k, ("value", k), v) for k, v in inner.items())
     elif tag == "random":
         if "state" in node:
@@ -146,7 +156,7 @@ def rebuild(node: Any, fn: Callable[[Step, CodecPath, Any], Any]) -> Any:
         return [fn(i, (str(i),), v) for i, v in enumerate(node)]
     if type(node) is not dict:
         return node
-    tag = node.get(TAG)
+    tag = kind(node)
     if tag is None:
         return {k: fn(k, (k,), v) for k, v in node.items()}
     own = _POSITION_FIELDS.get(tag, ()) if isinstance(tag, str) else ()
@@ -159,7 +169,7 @@ def rebuild(node: Any, fn: Callable[[Step, CodecPath, Any], Any]) -> Any:
         out["items"] = [fn(step, codec, v) for (step, codec), v in zip(steps, _list(node.get("items")), strict=True)]
     elif tag == "defaultdict" and type(node.get("value")) is dict:
         inner = node["value"]
-        out["value"] = {**inner, **_rebuild_dict(inner, ("value",), fn)} if TAG in inner else \
+        out["value"] = {**inner, **_rebuild_dict(inner, ("value",), fn)} if kind(inner) is not None else \
             {k: fn(k, ("value", k), v) for k, v in inner.items()}
     elif tag == "random" and "state" in node:
         out["state"] = fn(("state",), ("state",), node["state"])
@@ -198,14 +208,14 @@ def shell(node: Any) -> tuple[Any, ...] | None:
     """
     if type(node) is not dict:
         return None
-    tag = node.get(TAG)
+    tag = kind(node)
     if tag is None:
         return ("dict",)
     if tag == "dict":
         return ("dict",) if _keyed(node) else None
     if tag == "defaultdict":
         inner = node.get("value")
-        if type(inner) is dict and (TAG not in inner or (inner.get(TAG) == "dict" and _keyed(inner))):
+        if type(inner) is dict and (kind(inner) is None or (kind(inner) == "dict" and _keyed(inner))):
             return ("defaultdict", node.get("factory"))
         return None
     if tag == "object" and "value" not in node and type(node.get("attrs")) is dict:
@@ -234,7 +244,7 @@ def child(node: Any, step: Step) -> Any:
         return node[step] if type(step) is int and 0 <= step < len(node) else MISSING
     if type(node) is not dict:
         return MISSING
-    tag = node.get(TAG)
+    tag = kind(node)
     if tag is None:
         return node.get(step, MISSING) if type(step) is str else MISSING
     if tag == "tuple":
@@ -276,7 +286,7 @@ def put(node: dict[str, Any], step: Any, value: Any) -> None:
     form the Encoder gives its keys: plain for str keys, the int form for int keys, pairs for a
     mix, so a dict whose keys change kind changes form, entry by entry.
     """
-    tag = node.get(TAG)
+    tag = kind(node)
     if tag == "object":
         field = "private" if step in _dict(node.get("private")) else "attrs"
         target = node.setdefault(field, {})
@@ -286,8 +296,8 @@ def put(node: dict[str, Any], step: Any, value: Any) -> None:
             target[step] = value
         return
     inner = node["value"] if tag == "defaultdict" else node
-    inner_tag = inner.get(TAG)
-    if inner_tag is None and type(step) is str and step != TAG:
+    inner_tag = kind(inner)
+    if inner_tag is None and type(step) is str:  # plain data may hold the tag key itself (SQL, EnvSimBench)
         if value is MISSING:
             inner.pop(step, None)
         else:
@@ -315,7 +325,7 @@ def put(node: dict[str, Any], step: Any, value: Any) -> None:
 
 def _pairs(node: dict[str, Any]) -> list[tuple[Any, Any]]:
     """A dict's (encoded key, value) pairs in order, whichever of the three forms it is in."""
-    if TAG not in node:
+    if kind(node) is None:
         return list(node.items())
     if "items" in node:
         return [(_int_key(k), v) for k, v in _dict(node["items"]).items()]
@@ -335,7 +345,7 @@ def _reshape(node: dict[str, Any], pairs: list[tuple[Any, Any]]) -> None:
 
 def copy_node(node: Any) -> Any:
     """A copy of a map's own structure (its children shared), for copy-on-write along a path."""
-    tag = node.get(TAG)
+    tag = kind(node)
     if tag is None:
         return dict(node)
     out = dict(node)
@@ -379,7 +389,7 @@ def link(state: dict[str, Any]) -> dict[str, Any]:
             return value
         node: dict[str, Any] = {}
         places[path] = node
-        if TAG not in value:
+        if kind(value) is None:
             for k, v in value.items():
                 node[k] = walk(v, (*path, k))
             return node

@@ -170,7 +170,7 @@ def _diff_dicts(prefix: tuple[Any, ...], before: dict[str, Any], after: dict[str
 
 def _steps(old: Any, new: Any) -> tuple[list[Any], dict[Any, Any], dict[Any, Any]]:
     """The entry steps two maps are compared by, in the order `diff` documents."""
-    if vp.TAG not in old and vp.TAG not in new:
+    if vp.kind(old) is None and vp.kind(new) is None:
         return sorted(old.keys() | new.keys()), old, new
     before, after = vp.entries(old), vp.entries(new)
     return [*after, *(step for step in before if step not in after)], before, after
