@@ -412,11 +412,10 @@ class Interpreter:
         except UnmodelledValue as exc:
             raise Abstain(str(exc)) from None
         after = {**self.state, **encoded}  # attributes the call never read are as they were
-        delta = diff({k: v for k, v in self.state.items() if not k.startswith("_")},
-                     {k: v for k, v in after.items() if not k.startswith("_")})
-        self.hidden_delta = diff({k: v for k, v in self.state.items() if k.startswith("_")},
-                                 {k: v for k, v in after.items() if k.startswith("_")})
-        return delta
+        # One diff of the whole state, split after, as the runtime does: a reference crosses attributes.
+        ops = diff(self.state, after)
+        self.hidden_delta = [op for op in ops if str(op.path[0]).startswith("_")]
+        return [op for op in ops if not str(op.path[0]).startswith("_")]
 
     def _module_names(self) -> set[str]:
         """Names an annotation may use that the module defines (an alias such as `OrderId = int`)."""

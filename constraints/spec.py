@@ -34,7 +34,6 @@ from pydantic import (
 )
 
 from catalog.jsonmodel import JsonModel
-from catalog.state.codec import plain_path
 
 __all__ = ["ConstraintSpec", "ToolSpec", "Param", "Guard", "Message", "Expr", "Effect", "ResultShape",
            "Unfollowed", "TableSpec", "ColumnSpec", "Node", "Kind", "ToolKind", "PROGRAM_KEYS"]
@@ -249,21 +248,20 @@ class ToolSpec(_Spec):
         return frozenset(effect.path[0].strip("<>").rsplit(".", 1)[-1] for effect in self.effects
                          if effect.unfollowed and len(effect.path) == 1 and effect.path[0].startswith("<"))
 
-    def allows_write(self, path: Sequence[str]) -> bool | None:
+    def allows_write(self, path: Sequence[str | int]) -> bool | None:
         """Whether a write at `path` is inside the tool's write set: True, False, or None when unknown.
 
-        A path is inside when it (or its plain form, for encoded class state) falls under one
-        of the followed effects' paths, a prefix of one included (adding the record a field
-        lives in) and anything below one (a field of a record the tool writes whole). A path
+        A path is inside when it falls under one of the followed effects' paths (class-env
+        deltas are value paths: keys and attributes as the code names them), a prefix of one
+        included (adding the record a field lives in) and anything below one (a field of a
+        record the tool writes whole). A path
         under none of them is outside if every effect was followed, else unknown (None), except
         that an unfollowed `obj.field` target allows that field anywhere (True).
         """
-        keys = list(path)
-        plain = list(plain_path(keys))
-        for candidate in (keys, plain):
-            if any(all(pattern[i].match(candidate[i]) for i in range(min(len(pattern), len(candidate))))
-                   for pattern in self._write_patterns):
-                return True
+        keys = [str(key) for key in path]  # a value path's int key is matched as the code's subscript text
+        if any(all(pattern[i].match(keys[i]) for i in range(min(len(pattern), len(keys))))
+               for pattern in self._write_patterns):
+            return True
         if self.writes_known:
             return False
         if self._unfollowed_fields & set(keys[1:]):

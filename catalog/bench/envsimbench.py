@@ -57,7 +57,7 @@ def dotted_changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[s
         note = None
         if kind == "modified" and _number(old) and _number(op.value):
             note = "increase" if op.value > old else "decrease" if op.value < old else None
-        changes.append({"path": ".".join(op.path), "type": kind, "before": None if kind == "added" else old,
+        changes.append({"path": ".".join(str(key) for key in op.path), "type": kind, "before": None if kind == "added" else old,
                         "after": None if kind == "removed" else op.value, "note": note})
     return changes
 
@@ -66,7 +66,7 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _at(state: dict[str, Any], path: Sequence[str]) -> Any:
+def _at(state: dict[str, Any], path: Sequence[str | int]) -> Any:
     node: Any = state
     for key in path:
         if not isinstance(node, dict) or key not in node:

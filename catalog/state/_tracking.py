@@ -30,7 +30,7 @@ from types import ModuleType
 from typing import Any
 
 from catalog.state import codec
-from catalog.state.delta import MISSING, DeltaOp, diff_at
+from catalog.state.delta import MISSING, DeltaOp, diff, diff_at, path_key
 
 __all__ = ["OWN_PREFIX", "ENV_ALIAS", "Encoded", "state_attributes", "encode_state", "state_delta", "tracked_encode",
            "env_type_names"]
@@ -142,10 +142,16 @@ def encode_state(instance: Any, types: codec.TypeNames) -> Encoded:
 
 
 def state_delta(before: Encoded, after: Encoded) -> tuple[list[DeltaOp], list[DeltaOp]]:
-    """The public and the hidden delta between two encodings of the same instance.
+    """The public and the hidden delta between two encodings of the same instance, over value paths.
 
-    Attributes whose text is unchanged are skipped; the others are diffed from their texts.
+    Without shared structure, attributes whose text is unchanged are skipped and the others are
+    diffed from their texts. With it (a reference on either side), the whole state is diffed at
+    once (`catalog.state.delta.diff`), since a reference crosses attributes.
     """
+    if before.refs or after.refs:
+        ops = diff(before.state(hidden=True), after.state(hidden=True))
+        return [op for op in ops if not str(op.path[0]).startswith("_")], \
+            [op for op in ops if str(op.path[0]).startswith("_")]
     public: list[DeltaOp] = []
     hidden: list[DeltaOp] = []
     names = {*before.public, *before.hidden, *after.public, *after.hidden}
@@ -266,7 +272,7 @@ def tracked_encode(before: Encoded, instance: Any, types: codec.TypeNames, reads
         _put(before.public if path[0] in before.public else before.hidden, path, new)
     before.places.update(encoder.places)
     before.keep.extend(encoder.keep)
-    return before, sorted(public_ops, key=lambda op: op.path), sorted(hidden_ops, key=lambda op: op.path)
+    return before, sorted(public_ops, key=lambda op: path_key(op.path)), sorted(hidden_ops, key=lambda op: path_key(op.path))
 
 
 def _put(root: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:

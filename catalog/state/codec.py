@@ -5,8 +5,8 @@ state envforge wrote before stays valid and unchanged. Anything JSON would blur 
 tagged object `{"__py__": KIND, ...}`, so decoding gives back a value Python cannot tell from the
 original: int keys stay int, tuples stay tuples, `Decimal("1.50")` keeps its digits, an object
 graph keeps its classes and its shared references. Dict order is kept (JSON objects are ordered;
-`canonical_json` sorts only where text is hashed). Containers keep str keys as data keys, so a
-delta into an int-keyed dict still addresses one record: `["orders", "items", "7", "status"]`.
+`canonical_json` sorts only where text is hashed). Deltas do not see this structure: they are
+over value paths (`["orders", 7, "status"]`, catalog/state/delta.py).
 
 | Python value                 | encoded as                                                      |
 |------------------------------|-----------------------------------------------------------------|
@@ -64,7 +64,7 @@ from fractions import Fraction
 from typing import Any
 
 __all__ = ["TAG", "VALUE_TYPES", "TypeNames", "UnencodableValue", "UnknownClass", "encode", "decode", "readable",
-           "is_plain", "plain_path"]
+           "is_plain"]
 
 TAG = "__py__"
 _SCALARS = (str, int, float, bool, type(None))
@@ -178,26 +178,13 @@ def readable(data: Any) -> Any:
     if kind == "enum":
         return data["name"]
     if kind == "ref":
-        return f"<same as {'/'.join(data['path']) or 'the whole value'}>"
+        steps = [k if isinstance(k, str) else json.dumps(k) for k in data["path"]]  # a delta's names int keys
+        return f"<same as {'/'.join(steps) or 'the whole value'}>"
     if kind == "random":
         return "<random generator state>"
     if kind == "defaultdict":
         return readable(data["value"])
     return data.get("value")
-
-
-STRUCTURAL_KEYS = frozenset({"items", "attrs"})
-
-
-def plain_path(path: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """A delta path as the code names it, without the encoding's own steps.
-
-    The steps dropped are "items" of an int-keyed dict, set or tuple and "attrs" of an object, so
-    `["orders", "items", "7", "status"]` reads `("orders", "7", "status")`. Without the state it
-    cannot tell a data key named "items" or "attrs" from those steps; callers use it only as a
-    second reading, never instead of the path.
-    """
-    return tuple(key for key in path if key not in STRUCTURAL_KEYS)
 
 
 def _readable_key(key: Any) -> str:

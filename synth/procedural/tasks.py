@@ -26,7 +26,7 @@ from typing import Any
 
 from catalog.models import Action, Outcome
 from catalog.plan import Invariant, Plan
-from catalog.state.delta import MISSING, Delta, apply_delta, diff_at
+from catalog.state.delta import MISSING, Delta, apply_delta, diff_at, path_key
 from catalog.tasks import Task
 from constraints.completeness import TEXT, candidates
 from constraints.spec import Param
@@ -115,7 +115,7 @@ class _Planner:
     def run(self, state: dict[str, Any], actions: list[Action]) -> _Found | None:
         """The final state of `actions` from `state`, if the plan says every call succeeds."""
         current = state
-        touched: set[tuple[str, ...]] = set()
+        touched: set[tuple[str | int, ...]] = set()
         for action in actions:
             prediction = self.simulator.predict(current, action)
             if prediction.abstained or prediction.outcome != Outcome.SUCCESS:
@@ -123,8 +123,9 @@ class _Planner:
             current = apply_delta(current, prediction.delta)
             touched.update(tuple(op.path[:2]) for op in prediction.delta)
         ops = []  # the net change, diffed only where calls wrote (a whole-state diff costs more than the calls)
-        for path in sorted(touched):
-            before, after = state, current
+        for path in sorted(touched, key=path_key):
+            before: Any = state
+            after: Any = current
             for part in path:
                 before = before.get(part, MISSING) if isinstance(before, dict) else MISSING
                 after = after.get(part, MISSING) if isinstance(after, dict) else MISSING

@@ -50,7 +50,7 @@ def is_failure(observation: Any) -> bool:
     return outcome_of(observation) is Outcome.FAILURE
 
 
-def _at(state: Any, path: tuple[str, ...]) -> Any:
+def _at(state: Any, path: tuple[str | int, ...]) -> Any:
     node = state
     for key in path:
         if not isinstance(node, dict) or key not in node:
@@ -108,7 +108,7 @@ class _Validator:
         self.tables = {**spec.tables, META_TABLE: META_SCHEMA} if spec.kind == "sql" else {}
         self.tool = spec.tools.get(tool)
 
-    def writable(self, path: tuple[str, ...]) -> bool:
+    def writable(self, path: tuple[str | int, ...]) -> bool:
         """Inside the tool's write set by `ToolSpec.allows_write`, the gate's check.
 
         Where the set is not fully known only what the followed effects allow counts: an answer
@@ -119,19 +119,19 @@ class _Validator:
     def type_problems(self, change: DeltaOp, working: dict[str, Any]) -> list[str]:
         """Type problems of one effective change (add or modify with a value)."""
         path, value = change.path, change.value
-        table = self.tables.get(path[0])
+        table = self.tables.get(path[0]) if isinstance(path[0], str) else None
         if table is not None and len(path) == 2:
             if not isinstance(value, dict):
                 return [f"{_show(change)}: a {path[0]} record is an object, got {_json_kind(value)}"]
             problems = []
             for column, item in value.items():
-                problems += self.column_problems(table, path[0], column, item)
+                problems += self.column_problems(table, str(path[0]), column, item)
             key = next((c for c, info in table.columns.items() if info.primary_key), None)
             if key and key in value and str(value[key]) != path[1]:
                 problems.append(f"{_show(change)}: the record's {key} {value[key]!r} differs from its key {path[1]!r}")
             return problems
         if table is not None and len(path) == 3:
-            return self.column_problems(table, path[0], path[2], value)
+            return self.column_problems(table, str(path[0]), str(path[2]), value)
         if table is not None:
             return []
         old = _at(working, path)

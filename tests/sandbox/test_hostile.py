@@ -235,7 +235,7 @@ def test_leftovers_recycle_the_worker(pool, contained, tool, arguments, reason):
     ("outcome-unknown", "protocol: malformed call frame (outcome:"),
     ("delta-not-list", "protocol: malformed call frame (delta:"),
     ("delta-bad-op", "protocol: malformed call frame (delta.0.op:"),
-    ("delta-bad-path", "protocol: malformed call frame (delta.0.path.0:"),
+    ("delta-bad-path", "protocol: malformed call frame (delta.0.path.0"),
     ("delta-path-text", "protocol: malformed call frame (delta.0.path:"),
     ("state-not-object", "protocol: malformed call frame (state:"),
     ("tools-not-list", "protocol: malformed ready frame (tools:"),

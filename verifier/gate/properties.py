@@ -214,7 +214,7 @@ class PropertySuite:
         return state_name, actions
 
     # --- helpers of the properties ----------------------------------------------------------
-    def _allowed(self, tool: str, path: list[str]) -> bool:
+    def _allowed(self, tool: str, path: list[str | int]) -> bool:
         """Inside the tool's write set, or not known to be outside it (an effect was not followed)."""
         entry = self.spec.tools.get(tool)
         return entry is None or entry.allows_write(path) is not False

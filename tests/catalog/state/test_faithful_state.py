@@ -183,22 +183,23 @@ def test_what_the_calls_show(expected: list[dict[str, Any]]) -> None:
     share = by_name["split"][0]["observation"]["items"][1]["value"]
     assert share == "33.333333333333333333333333333333333333333333333333"  # 50 digits, not a float
     assert by_name["split"][1]["outcome"] is Outcome.FAILURE
-    assert by_name["tag"][0]["delta"] == [{"op": "modify", "path": ["tags", "items"], "value": ["paid-late", "q3", "urgent"]}]
+    # A set is a leaf of the delta, written as its encoding: no codec level in the path.
+    assert by_name["tag"][0]["delta"] == [{"op": "modify", "path": ["tags"],
+                                           "value": {"__py__": "set", "items": ["paid-late", "q3", "urgent"]}}]
     assert by_name["pay"][1]["observation"] == "Error: invoice 8 not found"
     assert list(by_name["ls"][0]["observation"]) == ["docs", "zeta", "alpha"]
     assert by_name["cd"][0]["delta"] == [] and by_name["cd"][0]["hidden_delta"][0]["path"] == ["_cwd"]
     assert by_name["total"][0]["delta"] == [] and by_name["total"][0]["hidden_delta"]
     assert by_name["lucky"][0]["observation"] != by_name["lucky"][1]["observation"]
-    assert [d["path"] for d in by_name["lucky"][0]["hidden_delta"]] == [["_random", "state", "items"]]
+    assert [d["path"] for d in by_name["lucky"][0]["hidden_delta"]] == [["_random"]]
     assert by_name["echo"][0]["observation"] == "half a pair: \ud83d, and ✓"
     crash = by_name["renumber"][0]
     assert crash["outcome"] is Outcome.CRASH and {"op": "modify", "path": ["counter"], "value": 2} in crash["delta"]
     assert by_name["stat"][0]["observation"]["type"] == "fs:File"
     edit = by_name["write"][0]["delta"]
-    assert edit == [{"op": "modify", "path": ["root", "attrs", "children", "docs", "attrs", "children", "readme.txt",
-                                              "attrs", "content"], "value": "hello, world"},
-                    {"op": "modify", "path": ["root", "attrs", "children", "docs", "attrs", "children", "readme.txt",
-                                              "attrs", "size"], "value": 12}]
+    assert edit == [{"op": "modify", "path": ["root", "children", "docs", "children", "readme.txt", "content"],
+                     "value": "hello, world"},
+                    {"op": "modify", "path": ["root", "children", "docs", "children", "readme.txt", "size"], "value": 12}]
 
 
 def test_the_sandbox_matches_the_class(tmp_path: Path, env_class: type, config: dict[str, Any],
@@ -259,10 +260,10 @@ def test_pydantic_models_are_state_and_results() -> None:
     runtime.reset({})
     result = runtime.call({"name": "rename", "arguments": {"user_id": "u1", "name": "Grace"}})
     assert Delta.dump_python(result.delta, mode="json") == [
-        {"op": "modify", "path": ["db", "attrs", "users", "u1", "attrs", "name"], "value": "Grace"}]
+        {"op": "modify", "path": ["db", "users", "u1", "name"], "value": "Grace"}]
     assert result.observation["type"].endswith(":User") and result.observation["attrs"]["name"] == "Grace"
     assert Delta.dump_python(runtime.call({"name": "flag", "arguments": {"flag": "vip"}}).delta, mode="json") == [
-        {"op": "modify", "path": ["db", "attrs", "flags", "items"], "value": ["vip"]}]
+        {"op": "modify", "path": ["db", "flags"], "value": {"__py__": "set", "items": ["vip"]}}]
     restored = ClassRuntime(Toolkit)
     restored.reset(runtime.snapshot())
     db = codec.decode(restored.snapshot(), restored.types)["db"]
