@@ -16,6 +16,7 @@ from catalog.runtime.loading import EnvLoadError
 from catalog.state import _tracking, codec
 from catalog.state._sqlstate import StateError
 from catalog.state.delta import Delta
+from catalog.state.rewind import ClassTemplate, put_back, same_order
 from catalog.state.touches import ToolTouches, tool_touches
 from catalog.tools.schema import describe_tool
 
@@ -58,6 +59,11 @@ class ClassRuntime:
         self._instance: Any = None
         self._encoded = _tracking.Encoded({}, {})
         self.tracked_calls = 0  # calls whose delta came from the tracked subtrees alone (bench/class_state.py)
+        self.rewinds = 0  # resets done by putting back what tracked calls wrote (catalog/state/rewind.py)
+        self.rewind = True  # False: every reset rebuilds (bench/bigstate.py compares)
+        self._from: ClassTemplate | None = None  # the template of the last reset, if it was one
+        # since that reset, what the calls may have written (attributes read, write paths); None: not all tracked
+        self._since: list[tuple[frozenset[str], list[tuple[Any, ...]]]] | None = None
 
     def sibling(self, *, track: bool = True) -> ClassRuntime:
         """Another runtime of this class with no instance yet (reset it before use).
@@ -69,6 +75,7 @@ class ClassRuntime:
         if not track:
             twin._touches = dict.fromkeys(self._touches)
         twin._instance, twin._encoded, twin.tracked_calls = None, _tracking.Encoded({}, {}), 0
+        twin._from, twin._since, twin.rewinds = None, None, 0
         return twin
 
     @property
@@ -76,12 +83,54 @@ class ClassRuntime:
         """Hidden attributes with no encoding (left out of hidden state: a lock, an open file)."""
         return self._encoded.opaque
 
-    def reset(self, state: dict[str, Any]) -> None:
+    def template(self, state: dict[str, Any]) -> ClassTemplate:
+        """`state` as a template: resetting to it again costs what the calls since wrote (catalog/state/rewind.py)."""
+        return ClassTemplate(state)
+
+    def reset(self, state: dict[str, Any] | ClassTemplate) -> None:
         """Build a fresh instance and load `state` into it.
 
         `state` is an init config, or a snapshot for classes loaded by `setattr`/`envscaler` (a
-        `snapshot(hidden=True)` restores hidden state too).
+        `snapshot(hidden=True)` restores hidden state too), or a `template()` of one: reset to the
+        template it was last reset to, with every call since tracked, the instance is rewound in
+        place instead (the same state a fresh build gives, proven or not done).
         """
+        if isinstance(state, ClassTemplate):
+            if self._rewound(state):
+                self.rewinds += 1
+                return
+            self._build(state.config)
+            if self._encoded.refs or self._encoded.opaque:
+                state.stable = False  # shared structure or values with no encoding: never rewound
+            else:
+                state.built(self._encoded.public, self._encoded.hidden)
+                self._encoded.texts.update(state.texts if state.stable is not False else {})
+            self._from, self._since = state, []
+            return
+        self._build(state)
+        self._from, self._since = None, None
+
+    def _rewound(self, template: ClassTemplate) -> bool:
+        """Put back what the calls since the reset to `template` wrote; False (nothing proven) to rebuild."""
+        if not self.rewind or template is not self._from or self._since is None or not template.stable \
+                or self._instance is None:
+            return False
+        reads = frozenset(name for used, _ in self._since for name in used)
+        paths = sorted({tuple(p) for _, written in self._since for p in written}, key=len)
+        attributes = vars(self._instance)
+        touched: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        if not all(put_back(attributes, template, path, touched) for path in paths) or not same_order(touched):
+            return False
+        tracked = _tracking.tracked_encode(self._encoded, self._instance, self.types, reads | {p[0] for p in paths},
+                                           [list(p) for p in paths]) if paths else (self._encoded, [], [])
+        if tracked is None or tracked[0].public != template.public or tracked[0].hidden != template.hidden:
+            return False
+        self._encoded = tracked[0]
+        self._encoded.texts.update({p[0]: template.texts[p[0]] for p in paths if p[0] in template.texts})
+        self._since = []
+        return True
+
+    def _build(self, state: dict[str, Any]) -> None:
         if not isinstance(state, dict):
             raise StateError(f"An init config must be an object, got {type(state).__name__}")
         try:
@@ -140,12 +189,16 @@ class ClassRuntime:
         touches = self._touches.get(action.name)
         if getattr(method, "__func__", None) is not self._methods[action.name]:
             touches = None  # not the method analysed: an instance attribute shadows it, or the class was patched
-        tracked = None if touches is None else _tracking.tracked_encode(
-            before, self._instance, self.types, touches.reads, touches.resolve(action.arguments, before.lookup))
-        if tracked is not None:
+        writes = None if touches is None else touches.resolve(action.arguments, before.lookup)
+        tracked = None if touches is None or writes is None else _tracking.tracked_encode(
+            before, self._instance, self.types, touches.reads, writes)
+        if tracked is not None and touches is not None and writes is not None:
             self._encoded, result.delta, hidden = tracked
             self.tracked_calls += 1
+            if self._since is not None:
+                self._since.append((touches.reads, [tuple(p) for p in writes]))
         else:
+            self._since = None  # the full diff decided: what the call wrote is not known by path
             try:
                 self._encoded = self._encode(self._instance)
             except StateError as exc:
