@@ -16,6 +16,7 @@ from catalog.runtime.loading import EnvLoadError
 from catalog.state import _tracking, codec
 from catalog.state._sqlstate import StateError
 from catalog.state.delta import Delta
+from catalog.state.patches import patch, subtrees
 from catalog.state.rewind import ClassTemplate, put_back, same_order
 from catalog.state.touches import ToolTouches, tool_touches
 from catalog.tools.schema import describe_tool
@@ -64,6 +65,7 @@ class ClassRuntime:
         self._from: ClassTemplate | None = None  # the template of the last reset, if it was one
         # since that reset, what the calls may have written (attributes read, write paths); None: not all tracked
         self._since: list[tuple[frozenset[str], list[tuple[Any, ...]]]] | None = None
+        self._subtrees: list[tuple[Any, ...]] | None = None  # what the last call rewrote, if it was tracked
 
     def sibling(self, *, track: bool = True) -> ClassRuntime:
         """Another runtime of this class with no instance yet (reset it before use).
@@ -122,7 +124,7 @@ class ClassRuntime:
         if not all(put_back(attributes, template, path, touched) for path in paths) or not same_order(touched):
             return False
         tracked = _tracking.tracked_encode(self._encoded, self._instance, self.types, reads | {p[0] for p in paths},
-                                           [list(p) for p in paths]) if paths else (self._encoded, [], [])
+                                           list(paths)) if paths else (self._encoded, [], [])
         if tracked is None or tracked[0].public != template.public or tracked[0].hidden != template.hidden:
             return False
         self._encoded = tracked[0]
@@ -169,6 +171,7 @@ class ClassRuntime:
         """Execute one tool call; never raises for anything the tool does."""
         if self._instance is None:
             raise RuntimeError("Call reset(state) before call() or snapshot()")
+        self._subtrees = None
         action = _as_action(action)
         if action.name not in self.tools:
             return _invalid(f"Unknown tool {action.name!r}. Available: {', '.join(self.tools)}")
@@ -190,10 +193,12 @@ class ClassRuntime:
         if getattr(method, "__func__", None) is not self._methods[action.name]:
             touches = None  # not the method analysed: an instance attribute shadows it, or the class was patched
         writes = None if touches is None else touches.resolve(action.arguments, before.lookup)
+        rewritten = None if writes is None else subtrees(writes, {**before.public, **before.hidden}, vars(self._instance))
         tracked = None if touches is None or writes is None else _tracking.tracked_encode(
             before, self._instance, self.types, touches.reads, writes)
         if tracked is not None and touches is not None and writes is not None:
             self._encoded, result.delta, hidden = tracked
+            self._subtrees = rewritten
             self.tracked_calls += 1
             if self._since is not None:
                 self._since.append((touches.reads, [tuple(p) for p in writes]))
@@ -212,6 +217,15 @@ class ClassRuntime:
         if snapshot:
             result.state = self.snapshot()
         return result
+
+    def patch(self) -> list[dict[str, Any]] | None:
+        """The last call's change to the public state as subtree ops (catalog/state/patches.py); None if not tracked.
+
+        The ops hold the runtime's own values: encode them (a frame) before the next call.
+        """
+        if self._subtrees is None or self._instance is None:
+            return None
+        return patch(self._encoded.public, [p for p in self._subtrees if p[0] in self._encoded.public])
 
     def snapshot(self, hidden: bool = False) -> dict[str, Any]:
         """The encoded public state (attributes in the order the instance set them).
