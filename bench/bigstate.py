@@ -37,6 +37,7 @@ sys.path.insert(0, str(FIXTURE))
 
 import make_state  # noqa: E402
 
+from catalog.runtime import ClassRuntime  # noqa: E402
 from catalog.store import Catalog  # noqa: E402
 from sandbox.pool import Job, SandboxPool  # noqa: E402
 
@@ -83,6 +84,7 @@ def main() -> None:
     timing: dict[str, list[float]] = {"rewound": [], "rebuilt": []}
     for rewind in (True, False):
         runtime = handle.runtime(trusted=True)
+        assert isinstance(runtime, ClassRuntime)
         runtime.rewind = rewind
         template = runtime.template(handle.state(name))
         runtime.reset(template)
