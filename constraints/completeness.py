@@ -15,6 +15,7 @@ import datetime as dt
 import random
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from catalog.models import Action, Outcome, StepResult
@@ -171,12 +172,16 @@ class CompletenessRun:
 
     def __init__(self, handle: EnvHandle, *, seed: int = 0, calls_per_tool: int = 12, search_budget: int = 3000,
                  runner: CallRunner | None = None, simulator: Any = None, spec: ConstraintSpec | None = None,
-                 states: dict[str, dict[str, Any]] | None = None) -> None:
+                 states: dict[str, dict[str, Any]] | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> None:
         """Without `runner`, calls run in-process (trusted envs only), loaded at the first call.
 
         `spec` and `states` (the env's initial states by name) skip extracting and reading them
-        again when the caller has them already.
+        again when the caller has them already. `progress(sequences run, at most in all)` is told
+        after each call sequence (the search stops early once every guard has fired).
         """
+        self.progress = progress
+        self.sequences = 0
         self.handle = handle
         self.spec = spec if spec is not None else spec_of(handle)
         # imported envs run ill-typed calls as Python would (strict_args False): so does the simulator
@@ -261,10 +266,17 @@ class CompletenessRun:
             self.sequence(state_name, [*prefix, action])
 
     # --- evaluation -------------------------------------------------------------------------
+    def planned(self) -> int:
+        """Call sequences `run` runs at most: the calls per tool, then the search's budget."""
+        return len(self.states) * len(self.spec.tools) * self.calls_per_tool + self.search_budget
+
     def sequence(self, state_name: str, actions: list[Action]) -> None:
         if self._runner is None:
             self._runner = InProcessCallRunner(self.handle)
         before, steps = self._runner(state_name, self.states[state_name], actions)
+        self.sequences += 1
+        if self.progress is not None:
+            self.progress(self.sequences, self.planned())
         for position, (action, result) in enumerate(zip(actions, steps, strict=False)):
             prediction = self.simulator.predict(before, action)
             if result.state is None:
@@ -334,10 +346,11 @@ class CompletenessRun:
         )
 
 
-def completeness(handle: EnvHandle, *, seed: int = 0, runner: CallRunner | None = None) -> CompletenessReport:
+def completeness(handle: EnvHandle, *, seed: int = 0, runner: CallRunner | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> CompletenessReport:
     """Run the completeness measurement of one env (deterministic for a seed).
 
     Without a runner the env's code runs in this process: pass a sandboxed one
-    (sandbox.calls.SandboxCallRunner) for code you do not trust.
+    (sandbox.calls.SandboxCallRunner) for code you do not trust. `progress`: see `CompletenessRun`.
     """
-    return CompletenessRun(handle, seed=seed, runner=runner).run()
+    return CompletenessRun(handle, seed=seed, runner=runner, progress=progress).run()

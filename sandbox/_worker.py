@@ -490,12 +490,14 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
             if resetting:
                 last_print = None  # a reset runs env code (a class's __init__)
                 channel.ran = True
+            template_state = False  # the state after the reset is the one every reset to this name gives here
             if job.get("state_name"):
                 name = job["state_name"]
                 if name not in states:
                     state = json.loads((env_dir / "states" / f"{name}.json").read_text())
                     states[name] = builder.template(state) if hasattr(builder, "template") else state
                 runtime.reset(states[name])
+                template_state = getattr(states[name], "stable", False) is not False  # class envs (catalog/state/rewind.py)
             elif not job.get("resume"):
                 runtime.reset(job["state"])
             elif runtime is None or (channel.instance is None and not has_state):
@@ -514,9 +516,16 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
             if hasattr(runtime, "reuse_snapshots"):  # snapshots share unchanged tables: frames only encode them,
                 runtime.reuse_snapshots = True  # and a task's check gets its own copy (`_own`)
             hidden = bool(job.get("hidden"))
+            known = bool(job.get("share_states") and job.get("known_initial") and template_state)
             shown = (episode["reset_state"] if job.get("reset_snapshot") else runtime.snapshot(hidden=hidden)) \
-                if job.get("snapshot") else None
-            ready: dict[str, Any] = {"ready": True, "state": shown}
+                if job.get("snapshot") and not known else None
+            share = bool(job.get("share_states")) and bool(job.get("snapshot"))
+            if share and template_state and not job.get("reset_snapshot"):
+                if job.get("known_initial"):  # the supervisor holds it: not encoded and sent again
+                    shown = None
+                ready: dict[str, Any] = {"ready": True, "state": shown, "template": True}
+            else:
+                ready = {"ready": True, "state": shown}
             if job.get("describe"):
                 ready["tools"] = [t.model_dump() for t in runtime.tools.values()]
             if not channel.send(ready):
@@ -539,18 +548,28 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
             for action in job["actions"]:
                 before = last_print if last_print is not None else fingerprint(env_globals)
                 channel.before_env_code()
-                result = runtime.call(action, snapshot=job.get("snapshot", False))
+                result = runtime.call(action)
                 last_print = fingerprint(env_globals)
                 moved = changed(before, last_print)
                 if moved:  # interpreter-wide state this call changed (sandbox/globalstate.py)
                     result.info["global_change"] = moved
-                if hidden and job.get("snapshot"):
-                    result.state = runtime.snapshot(hidden=True)
+                # a class env's call with no delta, public or hidden, left the state as it was: the
+                # supervisor reuses the one before (states of plain JSON values compare as JSON)
+                same = share and job["kind"] == "class" and not result.delta and not result.info.get("hidden_delta")
+                # a tracked call's state after is the one before with the subtrees it rewrote (catalog/state/patches.py)
+                patch = runtime.patch() if share and not same and not hidden and hasattr(runtime, "patch") else None
+                if job.get("snapshot") and not same and patch is None:
+                    result.state = runtime.snapshot(hidden=hidden)
                 result.info.pop("traceback", None)  # the supervisor's callers never show it
                 if result.outcome is Outcome.CRASH:
                     result.info["event"] = "memory" if result.info.get("exception") == "MemoryError" else "crash"
                 changed_state = changed_state or bool(result.delta)
-                if not channel.send(result.model_dump(mode="json")):  # the step's wire form (sandbox/wire.py)
+                step = result.model_dump(mode="json")  # the step's wire form (sandbox/wire.py)
+                if same:
+                    step["same_state"] = True
+                elif patch is not None:
+                    step["patch"] = patch
+                if not channel.send(step):
                     event = "output_too_large"
                     break
             if after and job.get("task") is not None and event is None and (changed_state or not episode.get("judged")):

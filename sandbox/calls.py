@@ -19,7 +19,9 @@ class SandboxCallRunner:
         self.events: list[str] = []
 
     def job(self, state_name: str, actions: list[Action]) -> JobResult:
+        """The actions from `state_name`, with the state after each (read-only: states are shared between results)."""
         job = Job.for_env(self.handle, [a.model_dump() for a in actions], state_name=state_name, snapshot=True)
+        job.share_states = True
         result = self.pool.run(job)
         if result.event:
             self.events.append(result.event)

@@ -276,6 +276,7 @@ class Worker:
                  allow_modules: list[str] | None = None) -> None:
         self.server, self.version = server, version
         self.jobs = 0
+        self.initial_states: dict[tuple[str | None, bool], dict[str, Any]] = {}  # held by the pool (sandbox/pool.py)
         files = env_files(env_dir)
         self.key, self.sock = server.spawn(memory_mb, scratch_mb)
         self.reader = FrameReader(self.sock.fileno(), MAX_FRAME)

@@ -26,6 +26,7 @@ from typing import Any
 
 from catalog.models import StepResult
 from catalog.names import check_state_name
+from catalog.state.patches import PatchError, apply_patch
 from catalog.store import EnvHandle
 from sandbox.forkserver import ForkServer, Worker
 from sandbox.frames import FrameError, FrameTooLarge
@@ -71,6 +72,10 @@ class Job:
     judge_from_reset: bool = False  # judge `task` on (the kept reset state, the current state)
     judge_after: bool = False  # judge `task` after the actions (if one changed the state, or never judged yet)
     reset_snapshot: bool = False  # the ready frame's state is the kept reset state (`keep_initial`), not the current one
+    # The caller never changes the states it gets: a call that changed nothing shares the state before it, and
+    # the initial state of a named state may be the one this worker gave before (sent once, held by the pool).
+    share_states: bool = False
+    known_initial: bool = False  # set by the pool: it holds this worker's initial state of `state_name`
 
     @classmethod
     def for_env(cls, handle: EnvHandle, actions: list[dict[str, Any]], *, state_name: str | None = None,
@@ -328,7 +333,10 @@ class SandboxPool:
             return self._event(JobResult([], f"crash: sandbox did not start: {exc}", time.monotonic() - started))
         worker.jobs += 1
         number = worker.jobs
+        held = worker.initial_states  # (state name, hidden) -> the state every reset to it gives there
+        key = (job.state_name, job.hidden)
         message = {k: v for k, v in job.__dict__.items()}
+        message["known_initial"] = job.share_states and job.snapshot and not job.resume and key in held
         message["env_dir"] = None  # the worker knows its env; it never gets a host path
         message.pop("allow_modules", None)  # fixed when the worker started (its first frame)
         message["job"] = number
@@ -398,6 +406,11 @@ class SandboxPool:
                     else "an unexpected task frame"
             elif isinstance(parsed, CallFrame):
                 unexpected = None if ready and len(result.calls) < len(job.actions) else "an unexpected call frame"
+            if isinstance(parsed, CallFrame) and (parsed.same_state or parsed.patch is not None) and \
+                    (not job.share_states or parsed.state is not None or (parsed.same_state and parsed.patch is not None)):
+                unexpected = unexpected or "a call frame with a state it says it left out"
+            if isinstance(parsed, ReadyFrame) and parsed.template and parsed.state is None and not message["known_initial"]:
+                unexpected = unexpected or "a ready frame without the state it was asked for"
             if unexpected:
                 self._retire(index)
                 result.event = f"protocol: {unexpected}"
@@ -405,6 +418,11 @@ class SandboxPool:
             if isinstance(parsed, ReadyFrame):
                 ready = True
                 result.initial_state = parsed.state
+                if parsed.template and job.share_states and job.state_name is not None:
+                    if parsed.state is None:
+                        result.initial_state = held[key]
+                    else:
+                        held[key] = parsed.state
                 result.tools = None if parsed.tools is None else [t.model_dump(mode="json") for t in parsed.tools]
                 deadline = time.monotonic() + self.timeout
             elif isinstance(parsed, TaskFrame):
@@ -419,7 +437,16 @@ class SandboxPool:
                     self._retire(index)
                 return self._finish(result, started)
             else:
-                result.calls.append(parsed.step())
+                step = parsed.step()
+                if parsed.same_state or parsed.patch is not None:
+                    before = result.calls[-1].state if result.calls else result.initial_state
+                    try:
+                        step.state = before if parsed.patch is None or before is None else apply_patch(before, parsed.patch)
+                    except PatchError as exc:
+                        self._retire(index)
+                        result.event = f"protocol: {exc}"
+                        return self._finish(result, started)
+                result.calls.append(step)
                 deadline = time.monotonic() + self.timeout
 
     def _finish(self, result: JobResult, started: float) -> JobResult:

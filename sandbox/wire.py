@@ -32,23 +32,34 @@ class _Frame(BaseModel):
 
 
 class ReadyFrame(_Frame):
-    """The env loaded and reset: its initial state (if asked) and its tools (if asked)."""
+    """The env loaded and reset: its initial state (if asked) and its tools (if asked).
+
+    `template`: the state is the one every reset to this named state gives in this worker
+    (catalog/state/rewind.py); sent once, then left out (`state` None) for jobs that say the
+    supervisor holds it (`Job.known_initial`).
+    """
 
     ready: Literal[True]
     state: dict[str, Any] | None = None
     tools: list[ToolDescriptor] | None = None
+    template: StrictBool = False
 
 
 class CallFrame(StepResult):
     """One action's result: the step's wire form (catalog.models.StepResult) tagged with the job.
 
     The worker's event for the call (`crash`, `memory`) is the step's `info["event"]`, as text.
+    `same_state`: the call changed nothing (no delta, no hidden delta), so the state after it,
+    left out, is the one before it; `patch`: the state after is the one before with these
+    subtrees replaced (catalog/state/patches.py). Both only in jobs with `Job.share_states`.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     job: StrictInt
     instance: StrictInt | None = None
+    same_state: StrictBool = False
+    patch: list[dict[str, Any]] | None = None
 
     @field_validator("info")
     @classmethod
@@ -59,7 +70,8 @@ class CallFrame(StepResult):
 
     def step(self) -> StepResult:
         """The step itself (already validated: nothing is checked again)."""
-        return StepResult.model_construct(self.model_fields_set - {"job", "instance"}, observation=self.observation,
+        return StepResult.model_construct(self.model_fields_set - {"job", "instance", "same_state", "patch"},
+                                          observation=self.observation,
                                           delta=self.delta, outcome=self.outcome, state=self.state, info=self.info)
 
 

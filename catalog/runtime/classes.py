@@ -16,6 +16,8 @@ from catalog.runtime.loading import EnvLoadError
 from catalog.state import _tracking, codec
 from catalog.state._sqlstate import StateError
 from catalog.state.delta import Delta
+from catalog.state.patches import patch, subtrees
+from catalog.state.rewind import ClassTemplate, put_back, same_order
 from catalog.state.touches import ToolTouches, tool_touches
 from catalog.tools.schema import describe_tool
 
@@ -58,6 +60,12 @@ class ClassRuntime:
         self._instance: Any = None
         self._encoded = _tracking.Encoded({}, {})
         self.tracked_calls = 0  # calls whose delta came from the tracked subtrees alone (bench/class_state.py)
+        self.rewinds = 0  # resets done by putting back what tracked calls wrote (catalog/state/rewind.py)
+        self.rewind = True  # False: every reset rebuilds (bench/bigstate.py compares)
+        self._from: ClassTemplate | None = None  # the template of the last reset, if it was one
+        # since that reset, what the calls may have written (attributes read, write paths); None: not all tracked
+        self._since: list[tuple[frozenset[str], list[tuple[Any, ...]]]] | None = None
+        self._subtrees: list[tuple[Any, ...]] | None = None  # what the last call rewrote, if it was tracked
 
     def sibling(self, *, track: bool = True) -> ClassRuntime:
         """Another runtime of this class with no instance yet (reset it before use).
@@ -69,6 +77,7 @@ class ClassRuntime:
         if not track:
             twin._touches = dict.fromkeys(self._touches)
         twin._instance, twin._encoded, twin.tracked_calls = None, _tracking.Encoded({}, {}), 0
+        twin._from, twin._since, twin.rewinds = None, None, 0
         return twin
 
     @property
@@ -76,12 +85,54 @@ class ClassRuntime:
         """Hidden attributes with no encoding (left out of hidden state: a lock, an open file)."""
         return self._encoded.opaque
 
-    def reset(self, state: dict[str, Any]) -> None:
+    def template(self, state: dict[str, Any]) -> ClassTemplate:
+        """`state` as a template: resetting to it again costs what the calls since wrote (catalog/state/rewind.py)."""
+        return ClassTemplate(state)
+
+    def reset(self, state: dict[str, Any] | ClassTemplate) -> None:
         """Build a fresh instance and load `state` into it.
 
         `state` is an init config, or a snapshot for classes loaded by `setattr`/`envscaler` (a
-        `snapshot(hidden=True)` restores hidden state too).
+        `snapshot(hidden=True)` restores hidden state too), or a `template()` of one: reset to the
+        template it was last reset to, with every call since tracked, the instance is rewound in
+        place instead (the same state a fresh build gives, proven or not done).
         """
+        if isinstance(state, ClassTemplate):
+            if self._rewound(state):
+                self.rewinds += 1
+                return
+            self._build(state.config)
+            if self._encoded.refs or self._encoded.opaque:
+                state.stable = False  # shared structure or values with no encoding: never rewound
+            else:
+                state.built(self._encoded.public, self._encoded.hidden)
+                self._encoded.texts.update(state.texts if state.stable is not False else {})
+            self._from, self._since = state, []
+            return
+        self._build(state)
+        self._from, self._since = None, None
+
+    def _rewound(self, template: ClassTemplate) -> bool:
+        """Put back what the calls since the reset to `template` wrote; False (nothing proven) to rebuild."""
+        if not self.rewind or template is not self._from or self._since is None or not template.stable \
+                or self._instance is None:
+            return False
+        reads = frozenset(name for used, _ in self._since for name in used)
+        paths = sorted({tuple(p) for _, written in self._since for p in written}, key=len)
+        attributes = vars(self._instance)
+        touched: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        if not all(put_back(attributes, template, path, touched) for path in paths) or not same_order(touched):
+            return False
+        tracked = _tracking.tracked_encode(self._encoded, self._instance, self.types, reads | {p[0] for p in paths},
+                                           list(paths)) if paths else (self._encoded, [], [])
+        if tracked is None or tracked[0].public != template.public or tracked[0].hidden != template.hidden:
+            return False
+        self._encoded = tracked[0]
+        self._encoded.texts.update({p[0]: template.texts[p[0]] for p in paths if p[0] in template.texts})
+        self._since = []
+        return True
+
+    def _build(self, state: dict[str, Any]) -> None:
         if not isinstance(state, dict):
             raise StateError(f"An init config must be an object, got {type(state).__name__}")
         try:
@@ -120,6 +171,7 @@ class ClassRuntime:
         """Execute one tool call; never raises for anything the tool does."""
         if self._instance is None:
             raise RuntimeError("Call reset(state) before call() or snapshot()")
+        self._subtrees = None
         action = _as_action(action)
         if action.name not in self.tools:
             return _invalid(f"Unknown tool {action.name!r}. Available: {', '.join(self.tools)}")
@@ -140,12 +192,18 @@ class ClassRuntime:
         touches = self._touches.get(action.name)
         if getattr(method, "__func__", None) is not self._methods[action.name]:
             touches = None  # not the method analysed: an instance attribute shadows it, or the class was patched
-        tracked = None if touches is None else _tracking.tracked_encode(
-            before, self._instance, self.types, touches.reads, touches.resolve(action.arguments, before.lookup))
-        if tracked is not None:
+        writes = None if touches is None else touches.resolve(action.arguments, before.lookup)
+        rewritten = None if writes is None else subtrees(writes, {**before.public, **before.hidden}, vars(self._instance))
+        tracked = None if touches is None or writes is None else _tracking.tracked_encode(
+            before, self._instance, self.types, touches.reads, writes)
+        if tracked is not None and touches is not None and writes is not None:
             self._encoded, result.delta, hidden = tracked
+            self._subtrees = rewritten
             self.tracked_calls += 1
+            if self._since is not None:
+                self._since.append((touches.reads, [tuple(p) for p in writes]))
         else:
+            self._since = None  # the full diff decided: what the call wrote is not known by path
             try:
                 self._encoded = self._encode(self._instance)
             except StateError as exc:
@@ -159,6 +217,15 @@ class ClassRuntime:
         if snapshot:
             result.state = self.snapshot()
         return result
+
+    def patch(self) -> list[dict[str, Any]] | None:
+        """The last call's change to the public state as subtree ops (catalog/state/patches.py); None if not tracked.
+
+        The ops hold the runtime's own values: encode them (a frame) before the next call.
+        """
+        if self._subtrees is None or self._instance is None:
+            return None
+        return patch(self._encoded.public, [p for p in self._subtrees if p[0] in self._encoded.public])
 
     def snapshot(self, hidden: bool = False) -> dict[str, Any]:
         """The encoded public state (attributes in the order the instance set them).

@@ -31,8 +31,12 @@ def cmd_constraints(args: argparse.Namespace) -> int:
                 # The shipped reference envs are trusted and run in-process (faster); others in the sandbox.
                 runner = None if handle.reference else SandboxCallRunner(handle, pool)
                 progress.say(f"measuring {env_id}{'' if handle.reference else ' (sandboxed)'} ...", done=done)
+
+                def sequences(run: int, planned: int, env_id: str = env_id, done: int = done) -> None:
+                    progress.update(done, note=f"{env_id}: {run} call sequences (at most {planned})")
+
                 try:
-                    reports.append(completeness(handle, seed=args.seed, runner=runner))
+                    reports.append(completeness(handle, seed=args.seed, runner=runner, progress=sequences))
                 except ExtractionError as exc:
                     raise UserError(f"env {env_id}: {exc}") from exc
                 progress.update(done + 1)

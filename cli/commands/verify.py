@@ -45,10 +45,16 @@ def cmd_verify_gate(args: argparse.Namespace) -> int:
                                    examples=args.examples, seed=args.seed, gate=args.gate, timeout=args.timeout,
                                    progress=verified)
     else:
-        with SandboxPool(args.workers, timeout=args.timeout) as pool:
-            print(f"verifying {args.env_id} ...", file=sys.stderr)
-            reports.append(verify_env(catalog.get(args.env_id), pool, examples=args.examples, seed=args.seed,
-                                      gate=args.gate))
+        handle = catalog.get(args.env_id)
+        with SandboxPool(args.workers, timeout=args.timeout) as pool, \
+                Progress(f"verify gate {args.env_id}", unit="checks") as progress:
+            progress.say(f"verifying {args.env_id} ...")
+
+            def checking(done: int, total: int, name: str) -> None:
+                progress.update(done, total=total, note=name)
+
+            reports.append(verify_env(handle, pool, examples=args.examples, seed=args.seed, gate=args.gate,
+                                      progress=checking))
     if args.json:
         documents = [r.model_dump(mode="json") for r in reports]
         print_json(documents[0] if len(documents) == 1 and not args.all else documents)

@@ -568,13 +568,22 @@ class PropertySuite:
         verdict = spec.run(self)
         return None if verdict is None else CheckResult.of(name, verdict)
 
-    def results(self, *, stop: Callable[[list[CheckResult]], bool] = lambda done: False) -> list[CheckResult]:
-        """Run every registered check in order; before each, `stop(results so far)` may end the run."""
+    def results(self, *, stop: Callable[[list[CheckResult]], bool] = lambda done: False,
+                progress: Callable[[int, int, str], None] | None = None) -> list[CheckResult]:
+        """Run every registered check in order; before each, `stop(results so far)` may end the run.
+
+        `progress(checks done, checks in all, the one starting)` is told before each check (and once after the last).
+        """
         done: list[CheckResult] = []
-        for spec in runnable():
+        specs = list(runnable())
+        for number, spec in enumerate(specs):
             if stop(done):
                 break
+            if progress is not None:
+                progress(number, len(specs), spec.name)
             result = self.run_check(spec.name)
             if result is not None:
                 done.append(result)
+        if progress is not None:
+            progress(len(specs), len(specs), "")
         return done

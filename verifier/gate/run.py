@@ -35,8 +35,11 @@ __all__ = ["GATE", "GateReport", "broken_env_report", "verify_env", "verify_envs
 
 def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = VERIFY.examples, seed: int = 0,
                gate: float = GATE, stop_early: bool = False, effort: float = VERIFY.effort,
-               extra_checks: Sequence[CheckResult] = ()) -> GateReport:
+               extra_checks: Sequence[CheckResult] = (),
+               progress: Callable[[int, int, str], None] | None = None) -> GateReport:
     """Run every check on one env and score it.
+
+    `progress(checks done, checks in all, the check starting)` follows the property checks (`verify gate ENV`'s status line).
 
     `effort` scales the guard-directed searches (presets in verifier/gate/settings.py).
     `extra_checks` were run by the caller (e.g. synthesis' rule-conformance judge) and are scored
@@ -57,7 +60,7 @@ def verify_env(handle: EnvHandle, pool: SandboxPool, *, examples: int = VERIFY.e
         def decided(done: list[CheckResult]) -> bool:
             return stop_early and any(not c.ok and c.critical for c in done)
 
-        checks = [CheckResult("constraint_spec_extracts", True), *suite.results(stop=decided)]
+        checks = [CheckResult("constraint_spec_extracts", True), *suite.results(stop=decided, progress=progress)]
     return GateReport.scored(handle.id, [*checks, *extra_checks], gate=gate,
                              plan=f"present ({plan.source})" if plan else "none: generic properties only",
                              seconds=time.monotonic() - started)
