@@ -172,7 +172,7 @@ def _episode(unit: Unit, catalog: Catalog, config: RolloutConfig, agent_factory:
         doc = env_doc(handle)
         steps: EnvSteps | VerifiedSteps = EnvSteps(env)
         if simulator is not None:
-            template = bench_template(handle.id, handle.manifest.kind, handle.manifest.entry, handle.source(), doc)
+            template = bench_template(handle.id, handle.manifest, handle.source(), doc)
             steps = VerifiedSteps(env, simulator, template)
         return run_episode(env, agent_factory(unit, handle), unit, steps, env_doc=doc, env_kind=handle.manifest.kind,
                            seed=config.seed, max_steps=config.max_steps)
