@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import pytest
 
+from catalog.importing.importer import import_env
 from catalog.store import Catalog
 from catalog.tools.argcheck import type_problem
 from constraints.simulate import SpecSimulator, item_spec
+from sandbox.loadcheck import sandbox_load_check
 from sandbox.pool import SandboxPool
+from verifier.samples.compositions import Composition
+from verifier.samples.export import export_samples
 
 from ..constraints.adversarial import audit_exported, draw_cases, import_corpus, wrong_answers
 
@@ -61,3 +65,27 @@ def test_the_spec_simulator_answers_no_exported_sample_wrong(audited):
     answered = {r["id"] for r in records if not r["abstained"] and r["error"] is None}
     assert len(answered) > len(items) // 2
     assert any(item.id in answered for item in items if _ill_typed(item))  # answered, as the env ran them
+
+
+SHELF = '''
+class Shelf:
+    def __init__(self):
+        self.items = {}
+
+    def names(self) -> list:
+        """The names on the shelf, in the order they were put there."""
+        return list(self.items)
+'''
+
+
+def test_a_sample_state_keeps_the_key_order_its_step_ran_in(tmp_path):
+    """A dict iterates in insertion order: a sample whose state had its keys sorted would answer another call."""
+    (tmp_path / "shelf.py").write_text(SHELF)
+    (tmp_path / "state.json").write_text('{"items": {"pear": 1, "apple": 2}}')
+    catalog = Catalog(tmp_path / "catalog")
+    handle = import_env(tmp_path / "shelf.py", catalog, configs=[tmp_path / "state.json"], check=sandbox_load_check)
+    items = export_samples(catalog, Composition("order", {"no_change_args0": 1}), env_ids=[handle.handle.id],
+                           workers=1).items
+    assert [(item.action.name, list(item.state["items"]), item.observation) for item in items] == [
+        ("names", ["pear", "apple"], ["pear", "apple"])]
+    assert SpecSimulator().predict(items[0]).observation == ["pear", "apple"]
