@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from catalog.manifest import runtime_options
 from catalog.models import Action, EnvManifest, StepResult, Strata
 from catalog.state.delta import Delta
 from catalog.state.jsonable import canonical_json
@@ -37,12 +38,14 @@ def item_id(env_id: str, state: dict[str, Any], action: Action) -> str:
 def env_context(manifest: EnvManifest) -> dict[str, Any]:
     """The item fields read from an env's manifest: its kind and entry, and how it treats a call.
 
-    The one place items take `strict_args` and the failure exceptions from, so the spec-only
+    Items take `strict_args` and the failure exceptions from catalog.manifest.runtime_options, as
+    the env's runtimes and sandbox jobs do, so the spec-only
     simulator answering an item checks arguments as the env's runtime did (an imported env runs
     an ill-typed call as Python would; a strict one refuses it as invalid).
     """
-    return {"env_kind": manifest.kind, "env_entry": manifest.entry or None, "env_strict_args": manifest.strict_args,
-            "env_failure_exceptions": list(manifest.failure_exceptions)}
+    options = runtime_options(manifest)
+    return {"env_kind": manifest.kind, "env_entry": manifest.entry or None, "env_strict_args": options["strict_args"],
+            "env_failure_exceptions": options["failure_exceptions"]}
 
 
 class BenchItem(BaseModel):
