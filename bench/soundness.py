@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--faithful", action="store_true",
                         help="check arguments as for imported envs: ill-typed calls run as Python would")
     parser.add_argument("--exported", action="store_true",
-                        help="import the envs into a temporary catalog, export samples, audit the spec simulator on them")
+                        help="import the envs into a temporary catalog, export samples, audit the spec simulator on "
+                             "them (imported envs: --faithful is implied)")
     parser.add_argument("--samples", type=int, default=400, help="with --exported: samples to export")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show-wrong", type=int, default=0, metavar="N", help="print the first N wrong cases")
