@@ -28,7 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from catalog.runtime import database_engine, load_module, runtime_for  # noqa: E402
-from catalog.store import Catalog  # noqa: E402
+from catalog.store import Catalog, runtime_options  # noqa: E402
 from sandbox.dense import DensePool  # noqa: E402
 from sandbox.session import SandboxRuntime  # noqa: E402
 from serving import ToolEnv  # noqa: E402
@@ -44,9 +44,8 @@ def in_process(catalog: Catalog, env_id: str, episodes: list[tuple[Any, list[dic
     handle = catalog.get(env_id)
     m = handle.manifest
     module = load_module(handle.path / "env.py", "dense_floor_env")
-    builder = runtime_for(module, m.kind, m.entry, init=m.init, failure_exceptions=list(m.failure_exceptions),
-                          convention=m.convention, failure=m.failure.model_dump() if m.failure else None,
-                          strict_args=m.strict_args, engine=database_engine() if m.kind == "sql" else None)
+    builder = runtime_for(module, m.kind, m.entry, **runtime_options(m),
+                          engine=database_engine() if m.kind == "sql" else None)
     total, calls = 0.0, 0
     for task, script in episodes:
         runtime = builder.sibling() if hasattr(builder, "sibling") else builder

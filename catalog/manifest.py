@@ -1,15 +1,32 @@
-"""Manifest upkeep: the content hash of an env folder and refreshing `env.json` from the code."""
+"""Manifest upkeep: the content hash of an env folder, refreshing `env.json`, and how its env runs.
+
+`runtime_options` is the one reading of how a manifest says its env runs calls (init, failure
+convention, whether ill-typed arguments are refused: `strict_args`), for runtimes, sandbox jobs
+and benchmark items alike.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from catalog.models import EnvManifest
 from catalog.runtime import load_module, runtime_for
 
-__all__ = ["content_hash", "refresh_manifest"]
+__all__ = ["content_hash", "refresh_manifest", "runtime_options"]
+
+
+def runtime_options(manifest: EnvManifest) -> dict[str, Any]:
+    """What `runtime_for` needs from a manifest besides kind and entry (also sent to sandbox workers).
+
+    Every runtime, sandbox job and benchmark item (catalog.bench.items.env_context) takes these
+    from here, so an env treats a call the same way wherever it runs or is simulated.
+    """
+    return {"init": manifest.init, "failure_exceptions": list(manifest.failure_exceptions),
+            "convention": manifest.convention, "strict_args": manifest.strict_args,
+            "failure": manifest.failure.model_dump() if manifest.failure else None}
 
 
 def content_hash(folder: Path) -> str:
@@ -37,9 +54,7 @@ def refresh_manifest(folder: Path, *, write: bool = True, trusted: bool = False)
         raise PermissionError(f"{folder} is not a shipped reference env: pass trusted=True for code you vouch for")
     manifest = EnvManifest.model_validate_json((folder / "env.json").read_text(encoding="utf-8"))
     module = load_module(folder / "env.py", f"envforge_manifest_{folder.name.replace('-', '_')}")
-    runtime = runtime_for(module, manifest.kind, manifest.entry, init=manifest.init,
-                          failure_exceptions=manifest.failure_exceptions, convention=manifest.convention,
-                          failure=manifest.failure, strict_args=manifest.strict_args)
+    runtime = runtime_for(module, manifest.kind, manifest.entry, **runtime_options(manifest))
     fresh = manifest.model_copy(update={
         "tools": list(runtime.tools.values()),
         "states": sorted(p.stem for p in (folder / "states").glob("*.json")),

@@ -31,7 +31,7 @@ from pydantic import ConfigDict, ValidationError
 
 from catalog.errors import EnvforgeError
 from catalog.jsonmodel import JsonModel
-from catalog.manifest import content_hash
+from catalog.manifest import content_hash, runtime_options
 from catalog.models import EnvManifest
 from catalog.names import REFERENCE_IDS, BadName, check_env_id, check_state_name, is_name
 from catalog.runs.files import as_normal_dir
@@ -174,13 +174,6 @@ class EnvHandle:
     def edited(self) -> bool:
         """True if the files no longer match the content hash written with them (edited by hand since)."""
         return self.manifest.content_hash != content_hash(self.path)
-
-
-def runtime_options(manifest: EnvManifest) -> dict[str, Any]:
-    """What `runtime_for` needs from a manifest besides kind and entry (also sent to sandbox workers)."""
-    return {"init": manifest.init, "failure_exceptions": list(manifest.failure_exceptions),
-            "convention": manifest.convention, "strict_args": manifest.strict_args,
-            "failure": manifest.failure.model_dump() if manifest.failure else None}
 
 
 def read_env(path: Path, reference: bool = False) -> EnvHandle:

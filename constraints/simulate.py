@@ -8,7 +8,9 @@ abstains instead of guessing, so a prediction it does make is meant to be exact.
 One simulator serves both uses: bound to a spec it predicts calls (`predict(state, action)`,
 for completeness and soundness runs); given a benchmark item it is catalog.bench.items's Simulator
 (`predict(item)`, for audits), with the item's spec taken from the one spec cache
-(constraints.extract.shared_spec), so an audit extracts each env module once.
+(constraints.extract.shared_spec), so an audit extracts each env module once. An item says how its
+env treats a call (`env_strict_args`, `env_failure_exceptions`, from the env's manifest by
+catalog.bench.items.env_context): its answer is the one that env's runtime gives.
 """
 
 from __future__ import annotations
@@ -41,9 +43,12 @@ class Prediction:
 
 
 def item_spec(item: BenchItem) -> ConstraintSpec:
-    """The constraint spec of an item's env module (cached; shared: do not mutate); raises ExtractionError."""
+    """The constraint spec of an item's env module (cached; shared: do not mutate); raises ExtractionError.
+
+    Extracted with the env's failure exceptions, as completeness extracts the env's spec.
+    """
     entry = item.env_entry or (guess_entry(item.env_code) if item.env_kind == "class" else None)
-    return shared_spec(item.env_code, item.env_kind, entry)
+    return shared_spec(item.env_code, item.env_kind, entry, failure_exceptions=item.env_failure_exceptions)
 
 
 class SpecSimulator:
@@ -59,8 +64,9 @@ class SpecSimulator:
     def __init__(self, spec: ConstraintSpec | None = None, *, strict_args: bool = True) -> None:
         """`spec`: the env whose calls `predict(state, action)` answers; items bring their own.
 
-        `strict_args`: ill-typed calls are invalid (envforge's runtimes in strict mode); without
-        it they run as Python would run them (imported envs).
+        `strict_args` (the env manifest's): ill-typed calls are invalid (envforge's runtimes in
+        strict mode); without it they run as Python would run them (imported envs). Items bring
+        their own (`BenchItem.env_strict_args`): this one is for `predict(state, action)` only.
         """
         self.spec = spec
         self.strict_args = strict_args
@@ -93,13 +99,13 @@ class SpecSimulator:
         return Prediction(observation, delta, outcome, fired=interpreter.fired, hidden_delta=interpreter.hidden_delta)
 
     def _answer(self, item: BenchItem) -> SimResult:
-        """Run the spec's program of the item's env for the item's action on the item's state."""
+        """Run the spec's program of the item's env for the item's action on the item's state, as the env would."""
         t0 = time.monotonic()
         try:
             spec = item_spec(item)
         except ExtractionError as exc:
             return SimResult(abstained=True, reason=f"no constraint spec: {exc}", seconds=time.monotonic() - t0)
-        prediction = SpecSimulator(spec).predict(item.state, item.action)
+        prediction = SpecSimulator(spec, strict_args=item.env_strict_args).predict(item.state, item.action)
         seconds = time.monotonic() - t0
         if prediction.abstained:
             return SimResult(abstained=True, reason=prediction.reason, seconds=seconds)

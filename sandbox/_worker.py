@@ -5,7 +5,8 @@ sandbox.pool starts the zygote in the OS sandbox (sandbox/isolation.py) as
 new worker costs a fork, not an interpreter start. Each forked worker, before any env code
 exists in it: takes a private tmpfs scratch in a mount namespace of its own, writes its env's
 files there read-only, drops every capability, loads the seccomp filter (sandbox/_seccomp.py),
-drops modules env code has no business with from `sys.modules`, sets rlimits and arms the audit
+drops modules env code has no business with from `sys.modules` (and puts the stand-ins of
+sandbox/_stubs.py in place of the stubbed ones), sets rlimits and arms the audit
 hook (sandbox/_guard.py) for its whole life. Then it reads jobs (frames on its channel) and
 answers each with frames tagged with the job's number (and its instance): `ready`, one per call,
 an optional `task`, and `done`. A job naming an `instance` (sandbox/dense.py) runs on that
@@ -29,10 +30,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# Modules env code may not get from the module cache: they give processes, sockets or native calls.
-PRUNED = ("subprocess", "_posixsubprocess", "socket", "_socket", "ctypes", "_ctypes", "pyseccomp", "multiprocessing",
-          "_multiprocessing", "pty", "ssl", "_ssl", "asyncio", "select", "selectors", "http", "urllib", "ftplib",
-          "smtplib", "webbrowser", "mmap", "fcntl", "termios", "resource", "_thread")
+from sandbox.allowlist import NEVER_ALLOWED
+
+# Modules env code may not get from the module cache: they give processes, sockets or native calls
+# (the stubbed ones among them are replaced by their stand-ins, sandbox/_stubs.py).
+PRUNED = tuple(sorted(NEVER_ALLOWED))
 NATIVE = ("sandbox._mounts", "pyseccomp", "ctypes.util", "ctypes._endian", "ctypes")
 STALE = "stale: this worker holds no session state"
 VIOLATION_STATUS = 86  # exit status of a worker that the audit hook stopped (sandbox.isolation re-exports it)
@@ -286,6 +288,7 @@ def zygote_main(config_json: str) -> None:
     import sandbox._guard  # noqa: F401
     import sandbox._mounts as mounts
     import sandbox._seccomp  # noqa: F401
+    import sandbox._stubs  # noqa: F401
     import sandbox.frames  # noqa: F401
     import sandbox.globalstate  # noqa: F401
     from sandbox.allowlist import ALLOWED_IMPORTS
@@ -416,7 +419,8 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
     from catalog.runtime import database_engine, load_module, local_module_names, runtime_for
     from sandbox._guard import make_hook
     from sandbox._seccomp import load_filter
-    from sandbox.allowlist import ALLOWED_IMPORTS, check_imports
+    from sandbox._stubs import stub_module
+    from sandbox.allowlist import ALLOWED_IMPORTS, STUBBED_IMPORTS, check_imports
     from sandbox.frames import MAX_FRAME, FrameError, read_frame_blocking
     from sandbox.globalstate import EnvGlobals, changed, fingerprint
 
@@ -438,6 +442,8 @@ def serve(fd: int, scratch: str, env_dir: Path, memory_mb: int, allow_modules: l
         del sys.modules[name]  # brought back by an allowed module: it keeps its reference, env code gets none
     allowed = (set(ALLOWED_IMPORTS) | set(allow_modules) | {m.split(".")[0] for m in sys.modules} | local) - \
         set(PRUNED)
+    for name, does in STUBBED_IMPORTS.items():  # importable stand-ins: a use is refused at the call
+        sys.modules[name] = stub_module(name, does)
     roots = [p for p in sys.path if p and os.path.isdir(p)]
     baseline = _process_state()
     sys.addaudithook(make_hook(scratch, allowed, roots, protocol_out, VIOLATION_STATUS))

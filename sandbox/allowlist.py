@@ -1,10 +1,26 @@
-"""What env code may import, and the static check done before any env code is loaded."""
+"""What env code may import, and the static check done before any env code is loaded.
+
+Three kinds of module. `ALLOWED_IMPORTS` are the real modules. `STUBBED_IMPORTS` (subprocess,
+socket, ctypes...) may be imported but not used: a worker gives env code a stand-in
+(sandbox/_stubs.py) whose every use raises `SandboxRefusal` at the call, naming the module, so a
+real file with an unused `import subprocess` at its top loads, and a call that uses it is refused
+in one line. A module is stubbed when importing it is plausible in real code that never uses it,
+the import itself does nothing (the stand-in is code of ours: nothing of the real module is
+loaded), and everything it could do is refused twice over: at the call by the stand-in, and
+under it by seccomp or the audit hook (processes, sockets) or by never giving the real module at
+all (ctypes, whose native calls could rewrite the process's memory where seccomp cannot see).
+Submodules (`ctypes.util`, `multiprocessing.pool`) are not stubbed and stay refused, as does
+every other module: those with harmless submodules (`urllib.parse`) would be refused under a
+stand-in's name, and private or runtime modules (`_socket`, `asyncio`) have no plausible unused
+import. Which names `import --allow-module` can never allow is `never_allowed`.
+"""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from catalog.runtime import local_module_names
 
@@ -14,6 +30,24 @@ ALLOWED_IMPORTS = frozenset({
     "typing_extensions", "uuid", "zoneinfo", "textwrap", "numbers", "bisect", "heapq",
     "sqlmodel", "sqlalchemy", "pydantic", "pydantic_core", "annotated_types", "catalog",
 })
+# module -> what using it would do (the refusal says it); each is also pruned from the worker's module cache
+STUBBED_IMPORTS: Mapping[str, str] = MappingProxyType({
+    "subprocess": "start processes", "multiprocessing": "start processes", "pty": "start processes",
+    "socket": "open sockets", "ssl": "open network connections", "smtplib": "open network connections",
+    "ftplib": "open network connections", "webbrowser": "open a browser", "select": "wait on sockets and pipes",
+    "selectors": "wait on sockets and pipes", "ctypes": "call native code", "mmap": "map memory",
+    "fcntl": "control file descriptors", "termios": "control terminals", "resource": "change process limits",
+})
+# What the sandbox never gives env code, whatever its manifest allows: processes, sockets, native calls.
+NEVER_ALLOWED = frozenset({
+    *STUBBED_IMPORTS, "_posixsubprocess", "_socket", "_ctypes", "pyseccomp", "_multiprocessing", "_ssl",
+    "asyncio", "http", "urllib", "_thread",
+})
+
+
+def never_allowed(name: str) -> bool:
+    """Whether `--allow-module` can never allow this module (a top-level name): a flag naming it is refused."""
+    return name.split(".")[0] in NEVER_ALLOWED
 
 
 def _optional_imports(tree: ast.AST) -> set[ast.AST]:
@@ -31,10 +65,10 @@ def _optional_imports(tree: ast.AST) -> set[ast.AST]:
 
 
 def check_imports(env_dir: Path, allow_modules: Iterable[str] = ()) -> list[str]:
-    """Imports in the env's modules that are neither allowed nor the env's own helper modules.
+    """Imports in the env's modules that are neither allowed, stubbed nor the env's own helper modules.
 
     `allow_modules` are the installed third-party modules this env was allowed at import
-    (its manifest's `allow_modules`), allowed for it alone.
+    (its manifest's `allow_modules`), allowed for it alone. Each problem reads `import NAME (FILE:LINE)`.
     """
     local = local_module_names(env_dir) | set(allow_modules)
     problems = []
@@ -56,6 +90,8 @@ def check_imports(env_dir: Path, allow_modules: Iterable[str] = ()) -> list[str]
                 names, line = [node.module], node.lineno
             for name in names:
                 top = name.split(".")[0]
+                if name in STUBBED_IMPORTS:
+                    continue  # a stand-in: the import loads, a use is refused at the call
                 if top not in ALLOWED_IMPORTS and top not in local:
                     problems.append(f"import {name} ({path.name}:{line})")
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":

@@ -27,7 +27,7 @@ from typing import Any
 from catalog.models import StepResult
 from catalog.names import check_state_name
 from catalog.state.patches import PatchError, apply_patch
-from catalog.store import EnvHandle
+from catalog.store import EnvHandle, runtime_options
 from sandbox.forkserver import ForkServer, Worker
 from sandbox.frames import FrameError, FrameTooLarge
 from sandbox.isolation import (
@@ -83,9 +83,8 @@ class Job:
         if state_name is not None:
             check_state_name(state_name)  # the worker joins it into states/<name>.json
         m = handle.manifest
-        return cls(str(handle.path.resolve()), m.kind, actions, m.entry, m.init, list(m.failure_exceptions),
-                   m.convention, m.failure.model_dump() if m.failure else None, m.strict_args, list(m.allow_modules),
-                   state_name, state, snapshot)
+        return cls(str(handle.path.resolve()), m.kind, actions, m.entry, **runtime_options(m),
+                   allow_modules=list(m.allow_modules), state_name=state_name, state=state, snapshot=snapshot)
 
 
 @dataclass

@@ -226,7 +226,7 @@ class HybridToolEnv:
     def __init__(self, env: ToolEnv, simulator: Simulator, trust: RunTrust) -> None:
         handle = env.handle
         self.env, self.simulator, self.trust = env, simulator, trust
-        self.template = bench_template(handle.id, handle.manifest.kind, handle.manifest.entry, handle.source(),
+        self.template = bench_template(handle.id, handle.manifest, handle.source(),
                                        env_doc(handle))
         self.spec = spec_for(self.template)
         self.episodes = 0

@@ -187,7 +187,7 @@ def _episode(unit: Unit, catalog: Catalog, config: RolloutConfig, agent_factory:
         doc = env_doc(handle)
         steps: Steps = EnvSteps(env)
         if simulator is not None:
-            template = bench_template(handle.id, handle.manifest.kind, handle.manifest.entry, handle.source(), doc)
+            template = bench_template(handle.id, handle.manifest, handle.source(), doc)
             steps = VerifiedSteps(env, simulator, template) if trust is None else \
                 HybridSteps(env, simulator, template, spec_for(template), trust, unit.id)
         return run_episode(env, agent_factory(unit, handle), unit, steps, env_doc=doc, env_kind=handle.manifest.kind,

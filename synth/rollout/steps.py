@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from catalog.bench.items import BenchItem, SimResult, Simulator, item_id
-from catalog.models import Action, Outcome, Strata
+from catalog.bench.items import BenchItem, SimResult, Simulator, env_context, item_id
+from catalog.models import Action, EnvManifest, Outcome, Strata
 from synth.rollout.trajectory import SimCheck, as_json_text
 from verifier.audit.results import is_verified
 from verifier.audit.run import is_fatal, score_prediction
@@ -91,9 +91,9 @@ class EnvSteps:
         """Nothing is pending: every call ran on the env."""
 
 
-def bench_template(env_id: str, kind: Any, entry: str | None, code: str, doc: str) -> BenchItem:
+def bench_template(env_id: str, manifest: EnvManifest, code: str, doc: str) -> BenchItem:
     """The env context of every item a simulator is asked during an episode (state and action filled per step)."""
-    return BenchItem(id="", env_id=env_id, env_kind=kind, env_entry=entry, env_code=code, env_doc=doc, state={},
+    return BenchItem(id="", env_id=env_id, **env_context(manifest), env_code=code, env_doc=doc, state={},
                      action=Action(name="_"), observation=None, next_state={}, delta=[],
                      strata=Strata.of(Outcome.SUCCESS, 0, 0), task="")
 

@@ -8,11 +8,16 @@ aliasing, hidden attributes, RNG and clock use, error dicts, error strings and r
 failures), a random initial state in the state encoding, and call sequences, well-typed and
 ill-typed. `run_corpus` executes every case for real in the sandbox (the code is untrusted:
 it never runs in this process) and compares the spec-only simulator with execution by the
-rules of `constraints --completeness`. Test and bench code, not product code.
+rules of `constraints --completeness`. `import_corpus` makes the cases catalog envs as a user
+imports them (`strict_args: false`), and `audit_exported` exports their samples and audits the
+spec-only simulator on them, as `bench export` and `audit-sim --model spec` do. Test and bench
+code, not product code.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import random
 import re
 import tempfile
@@ -25,14 +30,23 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from catalog.bench.items import BenchItem
+from catalog.importing.importer import import_env
 from catalog.state import codec
 from catalog.state.delta import Delta
 from catalog.state.jsonable import json_equal
+from catalog.store import Catalog
 from constraints.extract import extract_spec
 from constraints.simulate import SpecSimulator
+from sandbox.loadcheck import sandbox_load_check
 from sandbox.pool import Job, SandboxPool
+from verifier.audit.results import is_missed, is_verified, load_results
+from verifier.audit.run import run_audit
+from verifier.samples.compositions import Composition
+from verifier.samples.export import export_samples
 
-__all__ = ["EnvCase", "env_cases", "run_corpus", "Tally"]
+__all__ = ["EnvCase", "env_cases", "run_corpus", "Tally", "draw_cases", "import_corpus", "audit_exported",
+           "wrong_answers"]
 
 FAILURES = ["ValueError"]
 
@@ -53,7 +67,10 @@ class EnvCase:
 # --- tool blocks ----------------------------------------------------------------------------
 # Each block: (needs, provides, params, code). `needs`/`provides` are local names ("order",
 # "user", "total"); params are the tool parameters the code uses.
-PARAMS = {"oid": "int", "uid": "str", "qty": "int", "amount": "float", "tag": "str", "price": "str"}
+# `names` is a list: the argument generators of completeness and export give it ill-typed values
+# (a string, a number), which imported envs run as Python would (strict_args false).
+PARAMS = {"oid": "int", "uid": "str", "qty": "int", "amount": "float", "tag": "str", "price": "str",
+          "names": "list[str]"}
 
 ORDER_GUARDS = [
     """
@@ -184,6 +201,9 @@ FREE_EFFECTS = [
     'self.point += (qty,)',
     'self.log.extend(sorted(self.tags))',
     'self.log.append(str(len(self.tags)))',
+    'self.log.extend(names)',
+    'self.counter += len(names)',
+    'self.tags.update(names)',
     """
     new_id = max(self.orders) + 1 if self.orders else 1
     self.orders[new_id] = {"item": tag, "qty": qty, "price": Decimal(price), "status": "open"}
@@ -508,7 +528,7 @@ def env_cases(draw: st.DrawFn) -> EnvCase:
 
 ARGUMENTS: dict[str, list[Any]] = {
     "oid": [0, 9, 1, -1], "uid": ["zz", "7", "u1"], "qty": [-1, 0, 1, 2, 5, 101], "amount": [0.5, 1.0, 2.25, 10.0, 3],
-    "tag": ["a", "b", "x", "12", ""], "price": ["1.10", "2.5", "abc", "0.333"],
+    "tag": ["a", "b", "x", "12", ""], "price": ["1.10", "2.5", "abc", "0.333"], "names": [["a"], [], ["x", "12"]],
 }
 ILL_TYPED: list[Any] = ["1", 1.5, None, True, [1]]
 _INDEX = st.integers(0, 10**6)
@@ -615,3 +635,49 @@ def draw_cases(count: int, seed: int) -> list[EnvCase]:
 
     collect()
     return cases[:count]
+
+
+# --- the corpus as imported catalog envs ------------------------------------------------------
+def import_corpus(cases: list[EnvCase], catalog: Catalog, pool: SandboxPool, folder: Path) -> list[str]:
+    """Import every case into `catalog` as a user imports an env (`import`, load check in the sandbox).
+
+    Each case's module and initial state are written under `folder` first; the envs get
+    `strict_args: false` from the importer, as every imported env does. Returns their ids.
+    """
+    ids = []
+    for number, case in enumerate(cases):
+        source = folder / f"case{number}"
+        source.mkdir(parents=True)
+        (source / "env.py").write_text(case.source)
+        (source / "state.json").write_text(json.dumps(case.state))
+        report = import_env(source / "env.py", catalog, class_name=case.entry, configs=[source / "state.json"],
+                            env_id=f"adversarial-{number}", failure_exceptions=FAILURES,
+                            check=functools.partial(sandbox_load_check, pool=pool))
+        ids.append(report.handle.id)
+    return ids
+
+
+def small_envs_composition(samples: int) -> Composition:
+    """`samples` spread over the buckets small generated envs fill (a tool writes 1-4 values); the rest optional."""
+    weights = {"failure": 2, "no_change_args1": 2, "simple_1": 3, "simple_2": 2, "medium_3": 1, "medium_4": 1}
+    total = sum(weights.values())
+    counts = {name: samples * weight // total for name, weight in weights.items()}
+    counts["simple_1"] += samples - sum(counts.values())
+    return Composition("small-envs", counts, optional=frozenset({"medium_3", "medium_4"}))
+
+
+def audit_exported(catalog: Catalog, env_ids: list[str], samples: int, out: Path, *, seed: int = 0,
+                   workers: int = 2) -> tuple[list[BenchItem], list[dict[str, Any]]]:
+    """`bench export` of `env_ids` (`small_envs_composition(samples)`), then `audit-sim --model spec` on them.
+
+    Returns the exported items and the audit's records.
+    """
+    composition = small_envs_composition(samples)
+    items = export_samples(catalog, composition, seed=seed, workers=workers, env_ids=env_ids).items
+    run_audit(items, SpecSimulator(), out, workers=workers, plots=False)
+    return items, list(load_results(out).values())
+
+
+def wrong_answers(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The audit's answered records that are not verified: what `audit-sim` counts as wrong."""
+    return [r for r in records if not is_missed(r) and not is_verified(r)]

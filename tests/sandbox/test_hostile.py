@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from catalog.store import Catalog
+from sandbox.allowlist import STUBBED_IMPORTS
 from sandbox.pool import Job, SandboxPool
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -149,12 +150,13 @@ def test_direct_syscall_through_ctypes_is_refused(pool, contained):
 # 3. importlib of disallowed modules --------------------------------------------------------------------
 def test_import_module_of_disallowed_modules_is_refused(pool, contained):
     # Packages are refused when importlib reads their source (it raises no import event), extension
-    # modules by their import event.
+    # modules by their import event; the stubbed ones give their stand-in (no spec, no file), never the module.
     names = ["subprocess", "socket", "ctypes", "_posixsubprocess", "multiprocessing", "pty", "mmap", "pyseccomp",
-             "select", "fcntl", "resource", "_ssl", "_multiprocessing"]
+             "select", "fcntl", "resource", "_ssl", "_multiprocessing", "asyncio", "urllib"]  # _socket, _ctypes: below
     seen = observation(pool.run(attack("import_modules", names=names)))
-    refused = {name: seen[name] for name in names if seen[name] not in ("ImportError", "PermissionError")}
-    assert refused == {}, seen
+    expected = {name: "stand-in" if name in STUBBED_IMPORTS else ("ImportError", "PermissionError") for name in names}
+    wrong = {name: seen[name] for name in names if seen[name] not in expected[name]}
+    assert wrong == {}, seen
     assert seen["subprocess source"] == "PermissionError" and seen["in sys.modules"] == [], seen
     contained("importlib")
 
@@ -459,3 +461,60 @@ def test_a_changed_decimal_context_affects_only_its_env(pool, contained):
     third = pool.run(Job(str(HOSTILE), "class", [{"name": "third", "arguments": {}}], entry="Hostile", state={}))
     assert observation(third) == {"third": str(decimal.Decimal(1) / decimal.Decimal(3))}, third
     contained("decimal")
+
+
+# 14. stubbed modules: imported unused, refused at the use ----------------------------------------------
+IMPORTS = FIXTURES / "hostile_imports"
+
+
+def stubbed(tool, **arguments):
+    """The tool, then a plain call in the same job: the worker that refused the first serves the second."""
+    return Job(str(IMPORTS), "class", [{"name": tool, "arguments": arguments}, {"name": "fine", "arguments": {}}],
+               entry="Imports", state={})
+
+
+@pytest.mark.parametrize("tool, refused", [
+    ("run_process", "subprocess.run"),
+    ("popen", "subprocess.Popen"),
+    ("subclass", "subprocess.Popen"),
+    ("connect", "socket.create_connection"),
+    ("native", "ctypes.CDLL"),
+    ("spawn", "multiprocessing.Process"),
+])
+def test_a_stubbed_module_imports_and_its_use_is_refused_at_the_call(pool, contained, tool, refused):
+    result = pool.run(stubbed(tool))
+    assert result.event is None and result.recycled is None, result
+    call, after = result.calls
+    module = refused.split(".")[0]
+    assert call.outcome == "crash" and call.observation == {
+        "error": f"SandboxRefusal: {refused} is refused in the sandbox: env code may import {module}, not use it "
+                 f"to {STUBBED_IMPORTS[module]}"}, call
+    assert after.outcome == "success" and after.observation == {"counter": 1}, after
+    contained("stub")
+
+
+def test_a_refusal_is_a_permission_error_env_code_may_handle(pool, contained):
+    call = pool.run(stubbed("guarded")).calls[0]
+    assert call.outcome == "failure" and call.observation["error"].startswith("SandboxRefusal: subprocess.check_output")
+    contained("stub")
+
+
+@pytest.mark.parametrize("name", ["subprocess", "socket", "ctypes"])
+def test_dropping_a_stand_in_does_not_give_the_real_module(pool, contained, name):
+    call = pool.run(stubbed("reimport", name=name)).calls[0]
+    assert call.observation["error"] in ("ImportError", "PermissionError"), call
+    contained("stub")
+
+
+def test_nothing_real_is_reachable_from_the_stand_ins(pool, contained):
+    seen = observation(pool.run(stubbed("reach")))
+    assert seen["found"] == [] and seen["walked"] > 20, seen
+    contained("stub")
+
+
+def test_a_stand_in_used_at_module_level_refuses_the_load(pool, contained, tmp_path):
+    (tmp_path / "env.py").write_text("import subprocess\n\nVERSION = subprocess.check_output(['uname'])\n\n\n"
+                                     "class Loud:\n    def fine(self):\n        return {'loaded': True}\n")
+    result = pool.run(Job(str(tmp_path), "class", [{"name": "fine", "arguments": {}}], entry="Loud", state={}))
+    assert result.calls == [] and "SandboxRefusal: subprocess.check_output is refused" in (result.event or ""), result
+    contained("stub")

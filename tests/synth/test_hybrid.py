@@ -131,7 +131,7 @@ class Scripted:
 
     def __init__(self, catalog: Catalog) -> None:
         handle = catalog.get(ENV)
-        self.template = bench_template(handle.id, handle.manifest.kind, handle.manifest.entry, handle.source(),
+        self.template = bench_template(handle.id, handle.manifest, handle.source(),
                                        env_doc(handle))
         self.wrong: set[str] = set()
         self.asked: list[str] = []
@@ -191,7 +191,7 @@ def return_book(catalog: Catalog, simulator: Any, trust: RunTrust, episode: str)
     with make(ENV, task="library-return-and-lost", catalog=catalog, terminate_on_success=False) as env:
         env.reset()
         handle = env.handle
-        template = bench_template(handle.id, handle.manifest.kind, handle.manifest.entry, handle.source(),
+        template = bench_template(handle.id, handle.manifest, handle.source(),
                                   env_doc(handle))
         steps = HybridSteps(env, simulator, template, item_spec(template), trust, episode)
         return steps.answer(Action(name="return_book", arguments={"loan_id": "loan-1"}))
@@ -315,7 +315,7 @@ def test_a_predicted_state_the_env_refuses_ends_the_episode_in_one_line_and_drop
     with make(ENV, task="library-return-and-lost", catalog=catalog, terminate_on_success=False) as env:
         env.reset()
         handle = env.handle
-        template = bench_template(handle.id, handle.manifest.kind, handle.manifest.entry, handle.source(),
+        template = bench_template(handle.id, handle.manifest, handle.source(),
                                   env_doc(handle))
         steps = HybridSteps(env, GarbageState(), template, item_spec(template), trust, "library/garbage")
         assert not steps.answer(Action(name="return_book", arguments={"loan_id": "loan-1"})).sim.executed

@@ -92,7 +92,7 @@ class PropertySuite:
         self._forms = {tool: {p.name: param_form(p) for p in spec.tools[tool].params} for tool in spec.tools}
         self._actions: dict[str, st.SearchStrategy[Sequence]] = {}  # per state name: built once, drawn by every search
         self._sequence_strategy: st.SearchStrategy[Sequence] | None = None
-        self.faithful = not getattr(handle.manifest, "strict_args", True)
+        self.faithful = not handle.manifest.strict_args
         self.failure = getattr(handle.manifest, "failure", None)
 
     # --- generation -------------------------------------------------------------------------

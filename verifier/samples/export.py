@@ -41,11 +41,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from catalog.bench.items import BenchItem, item_id
+from catalog.bench.items import BenchItem, env_context, item_id
 from catalog.models import Action, Outcome, StepResult
 from catalog.state.delta import Delta, DeltaConflict, apply_delta, diff
-from catalog.state.jsonable import canonical_json, json_equal
+from catalog.state.jsonable import json_equal
 from catalog.store import Catalog, CatalogError, EnvHandle
 from executors import ExecutorSpec
 from executors.sandbox_jobs import JobPool, open_sandbox_pool
@@ -274,13 +275,12 @@ class _Exporter:
         ops = diff(c.state, expected)
         if not json_equal(Delta.dump_python(ops, mode="json"), c.delta):
             return False, "tracked delta disagrees with the state diff", None
-        state = json.loads(canonical_json(c.state))
+        state = _own(c.state)
         action = Action.model_validate(c.action)
         arity = len(action.arguments)
-        step = StepResult(observation=json.loads(canonical_json(c.observation)), delta=ops,
-                          outcome=Outcome(c.outcome), state=json.loads(canonical_json(expected)))
-        item = BenchItem.from_step(c.env, state, action, step, env_kind=handle.manifest.kind,
-                                   env_entry=handle.manifest.entry, env_code=handle.source(), env_doc=env_doc(handle))
+        step = StepResult(observation=_own(c.observation), delta=ops, outcome=Outcome(c.outcome), state=_own(expected))
+        item = BenchItem.from_step(c.env, state, action, step, **env_context(handle.manifest),
+                                   env_code=handle.source(), env_doc=env_doc(handle))
         if sample_bucket(c.outcome, len(ops), arity) != c.bucket:
             return False, "bucket changed on re-execution", None
         return True, "", item
@@ -382,6 +382,15 @@ def export_samples(catalog: Catalog, composition: Composition, *, seed: int = 0,
     ray runs the sandbox jobs on `workers` Ray actors instead (same items).
     """
     return _Exporter(catalog, composition, seed, workers, env_ids, progress, timeout, executor).run()
+
+
+def _own(value: object) -> Any:
+    """A copy of JSON data of its own, in its key order: the order the step ran in.
+
+    A class env iterates its dicts in insertion order, which the state's JSON keeps: sorting the
+    keys of a sample's state would hand a simulator another state than the one that gave its answer.
+    """
+    return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
 
 
 # --- failures of an audit ---------------------------------------------------------------------------

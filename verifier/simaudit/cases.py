@@ -23,7 +23,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from catalog.bench.items import BenchItem, item_id
+from catalog.bench.items import BenchItem, env_context, item_id
 from catalog.models import Action, Outcome, StepResult, Strata
 from catalog.state.delta import Delta
 from catalog.state.jsonable import canonical_json
@@ -85,7 +85,7 @@ class CaseSource:
         self.load_problems: dict[str, str] = {}
         self.executions = 0
         self._runs: dict[str, JobResult] = {}
-        self._context: dict[str, str] | None = None
+        self._context: dict[str, Any] | None = None
         for name in handle.state_names():
             result = pool.run(Job.for_env(handle, [], state_name=name, snapshot=True))
             if result.event or result.initial_state is None:
@@ -101,12 +101,9 @@ class CaseSource:
         truth off the item.
         """
         if self._context is None:
-            m = self.handle.manifest
-            self._context = {"kind": m.kind, "entry": m.entry or "", "code": self.handle.source(),
-                             "doc": env_doc(self.handle)}
-        c = self._context
-        return BenchItem(id=item_id(self.id, state, action), env_id=self.id, env_kind=c["kind"],  # type: ignore[arg-type]  # sql | class
-                         env_entry=c["entry"] or None, env_code=c["code"], env_doc=c["doc"], state=state,
+            self._context = {**env_context(self.handle.manifest), "env_code": self.handle.source(),
+                             "env_doc": env_doc(self.handle)}
+        return BenchItem(id=item_id(self.id, state, action), env_id=self.id, **self._context, state=state,
                          action=action, observation=None, next_state=state, delta=[],
                          strata=Strata.of(Outcome.SUCCESS, 0, len(action.arguments)), task="")
 
