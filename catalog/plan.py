@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["Plan", "PlanRule", "PlanEffect", "PlanTool", "PlanEntity", "Invariant", "InvariantKind"]
 
@@ -108,3 +108,12 @@ class Plan(_Strict):
         "interpreter to predict each call."))
     invariants: list[Invariant] = Field(default_factory=list, description="Value constraints every state satisfies.")
     source: str = Field("", description="How the plan was made: 'synthesis', 'captured from reviewed code', ...")
+
+    @model_validator(mode="after")
+    def _rules_exist(self) -> Plan:
+        """Every rule a tool checks is one of the plan's (a hand-edited plan may name one that is not)."""
+        for name, tool in self.tools.items():
+            for rule in tool.preconditions:
+                if rule not in self.rules:
+                    raise ValueError(f"tool {name} checks rule {rule!r}, which the plan's rules do not have")
+        return self

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from catalog.models import Action, Outcome, StepResult
+from catalog.state.codec import readable
 from catalog.state.delta import Delta
 from catalog.state.jsonable import json_equal
 from catalog.store import EnvHandle
@@ -28,13 +29,15 @@ from constraints.report import CompletenessReport
 from constraints.simulate import SpecSimulator
 from constraints.spec import ConstraintSpec, Param
 
-__all__ = ["spec_of", "completeness", "candidates", "CandidateCache", "CompletenessRun", "CallRunner",
+__all__ = ["spec_of", "completeness", "candidates", "state_ids", "seeded_calls", "CandidateCache", "CompletenessRun", "CallRunner",
            "InProcessCallRunner"]
 
 TEXT = ["", "   ", "x", "Regular text, with ünïcode ✓", "unknown-id"]
 INTEGERS = [0, 1, 2, 3, 5, 6, 7, -1, 10, 14, 28, 30, 45, 60, 91, 10**12]
 NUMBERS = [0.0, -5.0, 0.5, 1.0, 10.123, 20.0, 100.0, 1e9]
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}|$)")
+STATE_IDS = 64  # ids taken from anywhere in a class env's state, per state (state_ids)
+ID_TYPES = ("string", "integer", None)  # the parameter types an id can have (None: no annotation)
 
 
 def spec_of(handle: EnvHandle) -> ConstraintSpec:
@@ -74,16 +77,104 @@ def _singular(plural: str) -> str:
     return plural[:-1] if plural.endswith("s") else plural
 
 
+def _names_collection(name: str, collection_name: str) -> bool:
+    """Whether a parameter's name names a collection of the state (`product_id` -> `products`)."""
+    full = re.sub(r"_(id|code|key)$", "", name)
+    stem = full.split("_")[-1]
+    return bool(stem) and (collection_name.startswith((stem, full)) or _singular(collection_name) in (full, stem))
+
+
+def names_a_collection(param: Param, state: dict[str, Any]) -> bool:
+    """Whether the parameter's name names a collection the state holds (its ids are then offered by name)."""
+    return any(isinstance(c, dict) and _names_collection(param.name, n) for n, c in state.items())
+
+
+def state_ids(state: dict[str, Any], seed: int = 0, limit: int = STATE_IDS) -> list[Any]:
+    """Keys and short scalar values found anywhere in a state: the ids a call may need to reach a write.
+
+    A cache filled by a successful lookup, a cursor moved by a valid `cd`: the id that reaches it may
+    sit deep in an object graph, under a name no parameter shares. Read from the plain view of the
+    state (catalog.state.codec.readable), in the state's order; past `limit`, a sample drawn from
+    `seed` (the same state and seed give the same ids). Digit strings (the keys of int-keyed dicts)
+    come with their int too.
+    """
+    found: list[Any] = []
+    seen: set[tuple[type, Any]] = set()
+
+    def add(value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, str) and not 0 < len(value) <= 64):
+            return
+        for item in (value, int(value)) if isinstance(value, str) and re.fullmatch(r"-?\d{1,18}", value) else (value,):
+            if (type(item), item) not in seen:
+                seen.add((type(item), item))
+                found.append(item)
+
+    def visit(value: Any, depth: int) -> None:
+        if depth > 12 or len(found) > 50 * limit:
+            return
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                add(key)
+                visit(inner, depth + 1)
+        elif isinstance(value, list):
+            for inner in value[:200]:
+                visit(inner, depth + 1)
+        else:
+            add(value)
+
+    visit(readable(state), 0)
+    if len(found) <= limit:
+        return found
+    chosen = sorted(random.Random(seed).sample(range(len(found)), limit))
+    return [found[i] for i in chosen]
+
+
+def seeded_calls(spec: ConstraintSpec, states: dict[str, dict[str, Any]], seed: int,
+                 per_tool: int) -> list[tuple[str, Action]]:
+    """Calls of a class env's tools whose id parameters take ids from anywhere in the state (`state_ids`).
+
+    For each state and each tool with a parameter of an id type that names no collection (`cd(folder)`,
+    `lookup(callsign)`): up to `per_tool` calls, each such parameter an id of the state, the others
+    the first realistic candidate. Drawn from `seed` alone, so they come on top of a search's own
+    draws without moving them. None for SQL envs (their ids are found by name).
+    """
+    if spec.kind != "class":
+        return []
+    rng = random.Random(seed)
+    calls: list[tuple[str, Action]] = []
+    for state_name in sorted(states):
+        state = states[state_name]
+        ids = state_ids(state, seed)
+        for tool in sorted(spec.tools):
+            params = spec.tools[tool].params
+            open_params = [p for p in params if p.json_type in ID_TYPES and not names_a_collection(p, state)]
+            if not open_params:
+                continue
+            for _ in range(per_tool):
+                arguments: dict[str, Any] = {}
+                for param in params:
+                    fitting = [v for v in ids if _fits(param, v)] if param in open_params else []
+                    if fitting:
+                        arguments[param.name] = rng.choice(fitting)
+                    elif param.required:
+                        arguments[param.name] = rng.choice(_realistic(candidates(param, state)))
+                calls.append((state_name, Action(name=tool, arguments=arguments)))
+    return calls
+
+
+def _realistic(options: list[Any]) -> list[Any]:
+    """The candidates without the generic text and the huge numbers (all of them if nothing else is left)."""
+    return [o for o in options if o not in TEXT and o not in INTEGERS[-1:] and o not in NUMBERS[-1:]] or options
+
+
 def candidates(param: Param, state: dict[str, Any]) -> list[Any]:
     """Values worth trying for a parameter on a state: from the state first, then boundary values."""
     name = param.name
     values: list[Any] = list(param.enum or [])
-    full = re.sub(r"_(id|code|key)$", "", name)
-    stem = full.split("_")[-1]
     for collection_name, collection in state.items():
         if not isinstance(collection, dict):
             continue
-        if stem and (collection_name.startswith((stem, full)) or _singular(collection_name) in (full, stem)):
+        if _names_collection(name, collection_name):
             values.extend(collection)
         for record in collection.values():
             if not isinstance(record, dict):
@@ -140,8 +231,7 @@ class CandidateCache:
         key = (id(state), param.name, param.json_type, param.nullable, tuple(param.enum or ()))  # same name, other type
         if key not in self._cache:
             options = candidates(param, state)
-            realistic = [o for o in options if o not in TEXT and o not in INTEGERS[-1:] and o not in NUMBERS[-1:]]
-            self._cache[key] = (options, realistic or options)
+            self._cache[key] = (options, _realistic(options))
         return self._cache[key]
 
 
@@ -149,22 +239,34 @@ class CallRunner(Protocol):
     """Runs actions from an initial state.
 
     Returns the state before them and a result per action, each with its full state (the
-    spec-only simulator predicts every step from the one before).
+    spec-only simulator predicts every step from the one before): a class env's hidden
+    attributes included, since its tools read them as the runtime does.
     """
 
     def __call__(self, state_name: str, state: dict[str, Any], actions: list[Action]) -> tuple[dict[str, Any], list[StepResult]]: ...
 
 
 class InProcessCallRunner:
-    """Runs env code in this process: reference envs, or code the caller vouches for (`trusted`)."""
+    """Runs env code in this process: reference envs, or code the caller vouches for (`trusted`).
+
+    A class env's states come with its hidden attributes (a cursor, a cache), as the sandbox's
+    runner gives them: the simulator is handed the whole state the runtime has.
+    """
 
     def __init__(self, handle: EnvHandle, *, trusted: bool = False) -> None:
         self.runtime = handle.runtime(trusted=trusted)
+        self.hidden = handle.manifest.kind == "class"
 
     def __call__(self, state_name: str, state: dict[str, Any], actions: list[Action]) -> tuple[dict[str, Any], list[StepResult]]:
         self.runtime.reset(state)
-        initial = self.runtime.snapshot()
-        return initial, [self.runtime.call(action, snapshot=True) for action in actions]
+        initial = self.runtime.snapshot(hidden=self.hidden)
+        steps = []
+        for action in actions:
+            step = self.runtime.call(action, snapshot=True)
+            if self.hidden:
+                step.state = self.runtime.snapshot(hidden=True)
+            steps.append(step)
+        return initial, steps
 
 
 class CompletenessRun:
@@ -188,6 +290,7 @@ class CompletenessRun:
         self.simulator = simulator or SpecSimulator(self.spec, strict_args=handle.manifest.strict_args)
         self._runner = runner
         self.rng = random.Random(seed)
+        self.seed = seed  # seeded_calls draw from it alone
         self.calls_per_tool = calls_per_tool
         self.search_budget = search_budget
         self.states = states if states is not None else {name: handle.state(name) for name in handle.state_names()}
@@ -250,6 +353,8 @@ class CompletenessRun:
                     action = Action(name=tool, arguments=self.arguments(tool, self.states[state_name], index % 3 == 2))
                     self.sequence(state_name, [action])
         self.search(self.search_budget)
+        for state_name, action in seeded_calls(self.spec, self.states, self.seed, self.calls_per_tool):
+            self.sequence(state_name, [action])
         return self.report()
 
     def search(self, budget: int) -> None:

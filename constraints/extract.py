@@ -23,6 +23,7 @@ from libcst.metadata import MetadataWrapper
 
 from constraints.ir import Node, Translator, render, walk
 from constraints.normalize import MARK, NormalizeError, class_source
+from constraints.purity import MUTATORS, PURE_BUILTIN_METHODS, Purity
 from constraints.schema import annotation_kind, function_ir, imports_of, literal_values, module_parts, table_of
 from constraints.spec import (
     ConstraintSpec,
@@ -41,8 +42,6 @@ from constraints.spec import (
 
 __all__ = ["extract_spec", "shared_spec", "guess_entry", "template_regex", "ExtractionError"]
 
-CONTAINER_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "sort",
-                      "reverse", "popitem", "add", "discard"}
 JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "json": "object",
               "datetime": "string", "date": "string", "decimal": "number"}
 
@@ -203,8 +202,21 @@ def _extract(source: str, kind: str, entry: str | None = None, *, failure_except
         [translator.source(k.value) for k in env_class.keywords]
     spec.entry_decorators = [translator.source(d.decorator) for d in env_class.decorators]
     tools = _tool_names(methods, kind)
-    spec.tools = {name: _tool_spec(spec, name, tools[name], (declared_kinds or {}).get(name)) for name in tools}
+    purity = _module_purity(translator, parts, env_class)
+    spec.tools = {name: _tool_spec(spec, name, tools[name], (declared_kinds or {}).get(name), purity) for name in tools}
     return spec
+
+
+def _module_purity(translator: Translator, parts: dict[str, Any], env_class: cst.ClassDef) -> Purity:
+    """Which methods of the module's other classes write nothing (constraints.purity)."""
+    methods: dict[str, list[dict[str, Any]]] = {}
+    for class_node in parts["classes"].values():
+        if class_node is env_class:
+            continue
+        for statement in class_node.body.body:
+            if isinstance(statement, cst.FunctionDef):
+                methods.setdefault(statement.name.value, []).append(function_ir(translator, statement))
+    return Purity(methods, parts["functions"], set(parts["classes"]))
 
 
 def _entry_class(classes: dict[str, cst.ClassDef], kind: str, entry: str | None) -> cst.ClassDef:
@@ -242,7 +254,7 @@ def _mutated_globals(spec: ConstraintSpec) -> set[str]:
                 targets = [t for t in node["targets"] if t.get("t") in ("sub", "attr")]
             elif node.get("s") == "augassign":
                 targets = [node["target"]]
-            elif node.get("t") == "call" and node["fn"].get("t") == "attr" and node["fn"]["name"] in CONTAINER_MUTATORS:
+            elif node.get("t") == "call" and node["fn"].get("t") == "attr" and node["fn"]["name"] in MUTATORS:
                 targets = [node["fn"]]
             for target in targets:
                 root = target
@@ -359,8 +371,9 @@ def template_regex(template: str) -> re.Pattern[str]:
 class _ToolAnalysis:
     """Walks one tool (and the helpers it calls) collecting guards, effects and reads."""
 
-    def __init__(self, spec: ConstraintSpec) -> None:
+    def __init__(self, spec: ConstraintSpec, purity: Purity) -> None:
         self.spec = spec
+        self.purity = purity
         self.preconditions: list[Guard] = []
         self.effects: list[Effect] = []
         self.reads: set[str] = set()
@@ -391,7 +404,7 @@ class _ToolAnalysis:
             inner = dict(origins)
             origin = self.origin_of(node["iter"], origins)
             if node["target"].get("t") == "name":
-                inner[node["target"]["id"]] = _element_origin(origin)
+                inner[node["target"]["id"]] = _element_origin(origin) or self.alias_of(node["iter"], origins, True)
             self.block(node["body"], inner, via, True)
             self.block(node["orelse"], inner, via, in_loop)
         elif kind == "try":
@@ -405,7 +418,7 @@ class _ToolAnalysis:
             for part in (node["body"], *[h["body"] for h in node["handlers"]], node["orelse"], node["final"]):
                 self.block(part, origins, via, in_loop)
         elif kind == "assign":
-            origin = self.origin_of(node["value"], origins)
+            origin = self.origin_of(node["value"], origins) or self.alias_of(node["value"], origins)
             for target in node["targets"]:
                 if target.get("t") == "name":
                     origins[target["id"]] = origin
@@ -467,6 +480,41 @@ class _ToolAnalysis:
             return {"path": [expr["name"]]}
         return None
 
+    def alias_of(self, expr: Node, origins: dict[str, Any], elements: bool = False) -> dict[str, Any] | None:
+        """For class state: whether `expr` (with `elements`, an element of it) may be a value of the state.
+
+        Attributes of `self`, values reached from them (items, attributes, `get`, a method that is
+        not a pure builtin's) and what a helper returns may be; a builtin's result is a new value,
+        but its elements (`sorted(self.x.values())`) may be the state's.
+        """
+        if self.spec.kind != "class":
+            return None
+        kind = expr.get("t")
+        if kind == "name":
+            origin = origins.get(expr["id"])
+            return _ALIAS if isinstance(origin, dict) and ("path" in origin or "alias" in origin) else None
+        if kind == "attr":
+            if expr["obj"] == {"t": "name", "id": "self"}:
+                return None if expr["name"] in self.spec.methods else _ALIAS
+            return self.alias_of(expr["obj"], origins)
+        if kind == "sub":
+            return self.alias_of(expr["obj"], origins)
+        if kind == "ifexp":
+            return self.alias_of(expr["then"], origins, elements) or self.alias_of(expr["else"], origins, elements)
+        if kind == "bool":
+            return self.alias_of(expr["l"], origins, elements) or self.alias_of(expr["r"], origins, elements)
+        if kind == "call":
+            fn = expr["fn"]
+            if fn.get("t") == "attr" and fn["obj"] == {"t": "name", "id": "self"}:
+                return _ALIAS if fn["name"] in self.spec.methods else None  # a helper may return a state object
+            if fn.get("t") == "attr" and self.alias_of(fn["obj"], origins):
+                if fn["name"] in ("get", "pop", "setdefault", "popitem") or fn["name"] not in PURE_BUILTIN_METHODS:
+                    return _ALIAS
+                return _ALIAS if elements and fn["name"] in ("values", "items", "copy") else None
+            if elements and fn.get("t") == "name":
+                return _ALIAS if any(self.alias_of(a, origins, True) for a in expr["args"]) else None
+        return None
+
     def table_of(self, expr: Node) -> str | None:
         if expr.get("t") == "name" and expr["id"] in self.spec.models:
             return self.spec.models[expr["id"]]
@@ -482,9 +530,9 @@ class _ToolAnalysis:
             elif isinstance(origin, dict) and "records" in origin:
                 path, op = [origin["records"], "<*>", target["name"]], "modify"
             elif target["obj"]["id"] == "self":
-                if target["name"].startswith("_"):
+                if target["name"].startswith("_") and self.spec.kind != "class":
                     return
-                path = [target["name"]]
+                path = [target["name"]]  # a private one too: hidden state (a cursor moved) is state
         else:
             origin = self.origin_of(target, origins)
             if isinstance(origin, dict) and "path" in origin:
@@ -550,17 +598,26 @@ class _ToolAnalysis:
                     fn["obj"]["obj"] == {"t": "name", "id": "self"} and fn["obj"]["name"] == "session":
                 self.unsupported.append(Unfollowed(line=node.get("line"), src=render(expr),
                                                    why="direct use of the session: its writes are not followed"))
-            elif fn.get("t") == "attr" and fn["name"] in CONTAINER_MUTATORS:
-                origin = self.origin_of(fn["obj"], origins)
-                if isinstance(origin, dict) and "path" in origin:
-                    self.effects.append(Effect(line=node["line"], op=fn["name"], path=origin["path"],
-                                               value=Expr(source=", ".join(render(a) for a in expr["args"]),
-                                                          normalized=expr["args"]),
-                                               via=via, in_loop=in_loop))
+            elif fn.get("t") == "attr" and fn["name"] in MUTATORS and isinstance(
+                    self.origin_of(fn["obj"], origins), dict) and "path" in self.origin_of(fn["obj"], origins):
+                self.effects.append(Effect(line=node["line"], op=fn["name"], path=self.origin_of(fn["obj"], origins)["path"],
+                                           value=Expr(source=", ".join(render(a) for a in expr["args"]),
+                                                      normalized=expr["args"]),
+                                           via=via, in_loop=in_loop))
+            elif fn.get("t") == "attr" and self.spec.kind == "class" and self.alias_of(fn["obj"], origins) and (
+                    fn["name"] in MUTATORS or not self.purity.method_pure(fn["name"])):
+                # A method of a state value (an object of the state, or a container reached through one) that
+                # may change it: a write the analysis cannot place, so the tool is never labelled read.
+                self.effects.append(Effect(line=node["line"], op="unknown", path=[f"<{render(fn['obj'])}>"],
+                                           via=via, in_loop=in_loop,
+                                           unfollowed=f"calls {fn['name']}() of a state value, which may change it"))
             elif fn.get("t") == "name" and fn["id"] in ("getattr", "setattr", "exec", "eval", "__import__"):
                 self.unsupported.append(Unfollowed(line=node.get("line"), src=render(expr), why="dynamic attribute or code"))
             elif fn.get("t") == "name" and fn["id"] in self.spec.functions and fn["id"] not in self.helpers:
                 self.helpers.append(fn["id"])
+
+
+_ALIAS = {"alias": True}  # a local that may be (part of) the state, at a place the analysis does not know
 
 
 def _element_origin(origin: Any) -> Any:
@@ -590,9 +647,10 @@ def _result_shape(returns: list[Node]) -> ResultShape:
     return ResultShape(success=sorted(shape["success"]), failure=sorted(shape["failure"]), other=sorted(shape["other"]))
 
 
-def _tool_spec(spec: ConstraintSpec, name: str, declared: str | None, override: str | None) -> ToolSpec:
+def _tool_spec(spec: ConstraintSpec, name: str, declared: str | None, override: str | None,
+               purity: Purity) -> ToolSpec:
     method = spec.methods[name]
-    analysis = _ToolAnalysis(spec)
+    analysis = _ToolAnalysis(spec, purity)
     origins: dict[str, Any] = {}
     analysis.block(method["body"], origins, None, False)
     params = [_param_spec(p, method["body"], spec.constants) for p in method["params"] if p["name"] != "self"]

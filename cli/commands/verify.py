@@ -82,9 +82,17 @@ def cmd_verify_mutants(args: argparse.Namespace) -> int:
 
 def cmd_verify_write_plan(args: argparse.Namespace) -> int:
     from constraints.completeness import spec_of
-    from verifier.gate.intent import plan_from_spec, write_plan
+    from verifier.gate.intent import draft_plan, plan_from_spec, write_plan
 
     handle = open_catalog(args).get(args.env_id)
+    if handle.manifest.provenance.backend == "import":  # code written elsewhere: a draft for its user to edit
+        plan = draft_plan(handle, spec_of(handle), timeout=args.timeout)
+        write_plan(handle.path, plan)
+        print(f"Wrote a draft {handle.path / 'plan.json'}: {len(plan.rules)} rules, {len(plan.tools)} tools, "
+              f"{len(plan.invariants)} inferred invariants. It states what the code does now: edit it to say what "
+              f"the env should do (keep or delete each invariant, add your own), then `verify gate {handle.id}` "
+              "checks the code against it. See docs/guide/verify.md.")
+        return 0
     plan = plan_from_spec(spec_of(handle), handle.id, "captured from reviewed code")
     write_plan(handle.path, plan)
     print(f"Wrote {handle.path / 'plan.json'}: {len(plan.rules)} rules, {len(plan.tools)} tools. It records the "
@@ -177,6 +185,9 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     _sandbox_options(mutants, MUTATION)
     mutants.set_defaults(handler=cmd_verify_mutants)
     plan = actions.add_parser("write-plan", parents=[common], help="capture plan.json from the env's current code "
-                                                                   "(for reviewed, hand-written envs)")
+                                                                   "(for reviewed, hand-written envs); for an imported "
+                                                                   "env, a draft with inferred invariants to edit")
     plan.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. bank")
+    plan.add_argument("--timeout", type=SECONDS, default=DEFAULT_TIMEOUT, help="seconds for the sandbox to load an "
+                      f"imported env's initial states (default: {DEFAULT_TIMEOUT:g})")
     plan.set_defaults(handler=cmd_verify_write_plan)

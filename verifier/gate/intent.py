@@ -4,6 +4,10 @@ Statically, every planned precondition must match an extracted guard (same condi
 message, same order, nothing unplanned) and every planned effect an extracted write. Dynamically,
 the plan's program predicts `(observation, delta)` for generated calls (guard-violating ones
 included); any prediction that disagrees with execution is a counterexample.
+
+A plan is data a user may write: an imported env gets a draft (`draft_plan`: the code's behaviour
+and the counters its states agree with) for its user to edit into the intent, and `load_plan`
+validates plan.json whole where it enters (one line, `PlanError`, when it is not a plan).
 """
 
 from __future__ import annotations
@@ -13,11 +17,18 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from catalog.errors import EnvforgeError
 from catalog.plan import Plan, PlanEffect, PlanEntity, PlanRule, PlanTool
+from catalog.state.codec import readable
 from catalog.state.delta import Delta
 from catalog.state.jsonable import json_equal
+from catalog.store import EnvHandle, read_regular
 from constraints.simulate import SpecSimulator
 from constraints.spec import ConstraintSpec
+from sandbox.pool import DEFAULT_TIMEOUT, Job, SandboxPool
+from verifier.gate.invariants import inferred_invariants
 
 
 def plan_from_spec(spec: ConstraintSpec, env_id: str, source: str) -> Plan:
@@ -41,12 +52,49 @@ def plan_from_spec(spec: ConstraintSpec, env_id: str, source: str) -> Plan:
                 source=source)
 
 
+class PlanError(ValueError, EnvforgeError):
+    """An env's plan.json that does not read as a plan (a user's edit is untrusted input)."""
+
+
+def draft_plan(handle: EnvHandle, spec: ConstraintSpec, *, timeout: float = DEFAULT_TIMEOUT) -> Plan:
+    """A plan for an imported env, for its user to edit into the intent.
+
+    It holds the code's guards and effects as they are, plus the counters its initial states agree
+    with (verifier/gate/invariants.py `inferred_invariants`). The initial states are read as the runtime loads them, in the sandbox (the env's code is untrusted).
+    """
+    plan = plan_from_spec(spec, handle.id, "drafted from the imported code: edit it to state the intent")
+    states = []
+    with SandboxPool(1, timeout=timeout) as pool:
+        for name in handle.state_names():
+            result = pool.run(Job.for_env(handle, [], state_name=name, snapshot=True))
+            if result.event or result.initial_state is None:
+                raise PlanError(f"{handle.id}: state {name} does not load in the sandbox: {result.event or 'no state'}")
+            states.append(readable(result.initial_state))
+    plan.invariants = inferred_invariants(states)
+    return plan
+
+
 def load_plan(folder: Path) -> Plan | None:
-    """The env's plan.json, or None if it has none."""
+    """The env's plan.json, or None if it has none; PlanError (one line) if it is not a valid plan.
+
+    A plan is a file a user may have written (`verify write-plan`, then edited), so it is
+    validated whole where it enters: the document, its rule references, and its program as a spec.
+    """
     path = folder / "plan.json"
-    if not path.is_file():
+    if not path.is_file() and not path.is_symlink():
         return None
-    return Plan.model_validate_json(path.read_text(encoding="utf-8"))
+    try:
+        text = read_regular(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlanError(f"{path}: cannot read the plan: {exc}") from None
+    try:
+        plan = Plan.model_validate_json(text)
+        ConstraintSpec.model_validate(plan.program)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ())) or "the document"
+        raise PlanError(f"{path}: invalid plan at {where}: {first.get('msg', 'invalid')}") from None
+    return plan
 
 
 def write_plan(folder: Path, plan: Plan) -> None:
@@ -94,8 +142,9 @@ class PlanSimulator(SpecSimulator):
 
     name = "plan"
 
-    def __init__(self, plan: Plan) -> None:
-        super().__init__(ConstraintSpec.model_validate(plan.program))
+    def __init__(self, plan: Plan, *, strict_args: bool = True) -> None:
+        """`strict_args` as the env's manifest says (an imported env runs ill-typed calls as Python would)."""
+        super().__init__(ConstraintSpec.model_validate(plan.program), strict_args=strict_args)
 
 
 def disagreement(prediction: Any, call: Any) -> str | None:

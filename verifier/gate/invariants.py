@@ -16,7 +16,7 @@ from typing import Any
 
 from catalog.plan import Invariant, Plan
 
-__all__ = ["violations", "plan_violations", "children_of", "children_total", "MONEY_TOLERANCE"]
+__all__ = ["violations", "plan_violations", "children_of", "children_total", "inferred_invariants", "MONEY_TOLERANCE"]
 
 MONEY_TOLERANCE = 0.01  # a sum of cents, rounded per line, may differ from the stored total by a cent
 
@@ -101,3 +101,52 @@ def violations(invariants: Iterable[Invariant], state: Mapping[str, Any]) -> lis
 def plan_violations(plan: Plan, states: Sequence[Mapping[str, Any]]) -> list[str]:
     """The violations of the plan's invariants over several states (the entry the reports use)."""
     return [problem for state in states for problem in violations(plan.invariants, state)]
+
+
+def inferred_invariants(states: Sequence[Mapping[str, Any]]) -> list[Invariant]:
+    """Counters every given state agrees with: a record's int field equals the number of records pointing at it.
+
+    A draft for a user to confirm (`verify write-plan` on an imported env writes them into plan.json):
+    `flights[f].seats_booked` equals the bookings whose `flight_id` is `f`. Each holds in every state,
+    counts at least one child somewhere, and its child field points only at keys of the parent, so
+    a tool that adds or removes a child without the counter breaks it. States are plain views
+    (catalog.state.codec.readable for class envs).
+    """
+    def collections(state: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+        return {name: rows for name, rows in state.items() if isinstance(rows, Mapping) and rows
+                and all(isinstance(r, Mapping) for r in rows.values())}
+
+    per_state = [collections(state) for state in states]
+    if not per_state:
+        return []
+    names = sorted(set.intersection(*(set(c) for c in per_state)))
+    found: list[Invariant] = []
+    for parent in names:
+        counters = sorted(set.intersection(*({f for r in c[parent].values() for f in r} for c in per_state)))
+        for field in counters:
+            if not all(type(r.get(field)) is int for c in per_state for r in c[parent].values()):
+                continue
+            for child in names:
+                if child == parent:
+                    continue
+                vias = sorted(set.intersection(*({f for r in c[child].values() for f in r} for c in per_state)))
+                for via in vias:
+                    inv = Invariant(kind="count_of_children", collection=parent, field=field, child=child, via=via,
+                                    description=f"inferred from the initial states: {parent}[x].{field} counts the "
+                                                f"{child} whose {via} is x (keep it if that is the intent, else delete it)")
+                    if _counts(inv, states, per_state):
+                        found.append(inv)
+    return found
+
+
+def _counts(inv: Invariant, states: Sequence[Mapping[str, Any]], per_state: list[dict[str, Mapping[str, Any]]]) -> bool:
+    """Whether a count invariant holds in every state, its child field points only at parents, and it counts something."""
+    counted = False
+    for state, groups in zip(states, per_state, strict=True):
+        keys = {str(k) for k in groups[inv.collection]}
+        if not all(str(r.get(inv.via or "")) in keys for r in groups[inv.child or ""].values()):
+            return False
+        if violations([inv], state):
+            return False
+        counted = counted or bool(groups[inv.child or ""])
+    return counted

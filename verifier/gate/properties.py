@@ -29,9 +29,10 @@ from hypothesis.errors import NoSuchExample
 
 from catalog.models import Action
 from catalog.plan import Plan
+from catalog.state.codec import readable
 from catalog.store import EnvHandle
 from catalog.tasks import episode_passed
-from constraints.completeness import CandidateCache, CompletenessRun
+from constraints.completeness import CandidateCache, CompletenessRun, seeded_calls
 from constraints.spec import ConstraintSpec, Param
 from sandbox.calls import SandboxCallRunner
 from sandbox.pool import Job, JobResult, SandboxPool
@@ -44,6 +45,7 @@ from verifier.gate.settings import VERIFY
 from verifier.gate.typed_values import boundary, fitting, from_state, ill_typed_value, param_form, state_keys
 
 Sequence = tuple[str, list[Action]]
+SEEDED_PER_TOOL = 6  # calls per tool and state seeded with ids from the state (`PropertySuite._seeded`)
 Violation = Callable[[Sequence], str | None]  # why a call sequence breaks a property, or None
 
 
@@ -89,6 +91,8 @@ class PropertySuite:
         self._cache: dict[str, JobResult] = {}
         self._task_outcomes: dict[str, dict[str, Any]] = {}  # per task (as JSON): its worker task frame
         self._sequences: dict[str, Sequence] = {}
+        self._seeded_sequences: list[Sequence] | None = None  # calls seeded with ids from the states (`_seeded`)
+        self._seeded_keys: set[str] = set()
         self._forms = {tool: {p.name: param_form(p) for p in spec.tools[tool].params} for tool in spec.tools}
         self._actions: dict[str, st.SearchStrategy[Sequence]] = {}  # per state name: built once, drawn by every search
         self._sequence_strategy: st.SearchStrategy[Sequence] | None = None
@@ -136,12 +140,18 @@ class PropertySuite:
             self._sequence_strategy = st.sampled_from(sorted(self.states)).flatmap(self._state_actions)
         return self._sequence_strategy
 
+    @staticmethod
+    def _key(sequence: Sequence) -> str:
+        state_name, actions = sequence
+        return repr((state_name, [a.model_dump() for a in actions]))
+
     def run(self, sequence: Sequence) -> JobResult:
         state_name, actions = sequence
-        key = repr((state_name, [a.model_dump() for a in actions]))
+        key = self._key(sequence)
         if key not in self._cache:
             self._cache[key] = self.runner.job(state_name, actions)
-            self._sequences[key] = sequence
+            if key not in self._seeded_keys:
+                self._sequences[key] = sequence
         return self._cache[key]
 
     def search(self, property_violated: Violation) -> Verdict:
@@ -184,16 +194,47 @@ class PropertySuite:
         """Like `search`, for a property of results alone.
 
         When earlier searches already ran as many sequences as one search would, look through
-        those first and search (to shrink) only if one of them violates it.
+        those first and search (to shrink) only if one of them violates it. Then the calls seeded
+        with ids from deep in a class env's state (`_seeded`), which random draws rarely build:
+        a lookup that fills a cache, a `cd` into a folder that exists.
         """
         if len(self._sequences) < self.examples // 2:
-            return self.search(violated)
-        sequences = list(self._sequences.values())
-        if not any(violated(seq) for seq in sequences):
-            if not any(self.run(seq).calls for seq in sequences):
-                return Verdict.nothing_ran(self._why_nothing_ran(f"{len(sequences)} call sequences"))
-            return Verdict(True, detail=f"none in {len(self._sequences)} call sequences")
-        return self.search(violated)
+            found = self.search(violated)
+        else:
+            sequences = list(self._sequences.values())
+            if not any(violated(seq) for seq in sequences):
+                if not any(self.run(seq).calls for seq in sequences):
+                    return Verdict.nothing_ran(self._why_nothing_ran(f"{len(sequences)} call sequences"))
+                found = Verdict(True, detail=f"none in {len(self._sequences)} call sequences")
+            else:
+                found = self.search(violated)
+        if not found.ok:
+            return found
+        for sequence in self._seeded():
+            detail = violated(sequence)
+            if detail:
+                state_name, actions = sequence
+                return Verdict(False, {"state": state_name, "actions": [a.model_dump() for a in actions],
+                                       "results": [c.model_dump(mode="json") for c in self.run(sequence).calls]},
+                               f"{detail} (a call seeded with an id from the state)")
+        return found
+
+    def _seeded(self) -> list[Sequence]:
+        """Well-typed single calls whose id parameters take ids from anywhere in the state (class envs).
+
+        constraints.completeness.seeded_calls, drawn from the suite's seed; run apart from the
+        searches' sequences (they do not count towards `search_seen`'s "as many as one search").
+        """
+        if self._seeded_sequences is None:
+            sequences: list[Sequence] = []
+            for state_name, action in seeded_calls(self.spec, self.states, self.seed, SEEDED_PER_TOOL):
+                forms = self._forms[action.name]
+                if all(fitting(forms[name], [value]) for name, value in action.arguments.items()):
+                    sequences.append((state_name, [Action(name=action.name, arguments={
+                        name: fitting(forms[name], [value])[0] for name, value in action.arguments.items()})]))
+            self._seeded_keys = {self._key(seq) for seq in sequences}
+            self._seeded_sequences = sequences
+        return self._seeded_sequences
 
     def _why_nothing_ran(self, where: str) -> str:
         """Why no call of `where` (generated call sequences, a search) ran: the sandbox's most frequent refusal."""
@@ -292,7 +333,7 @@ class PropertySuite:
         """
         if self.plan is None:
             return None
-        simulator = PlanSimulator(self.plan)
+        simulator = PlanSimulator(self.plan, strict_args=not self.faithful)
         found = self._intent_search(simulator)
         if not found.ok:
             return found
@@ -404,17 +445,28 @@ class PropertySuite:
         if not invariants:
             return Verdict(True, detail="no invariants declared")
         for name in sorted(self.states):
-            problems = violations(invariants, self.states[name])
+            problems = violations(invariants, self._initial_view(name))
             if problems:
                 return Verdict(False, {"state": name}, f"initial state {name}: {problems[0]}")
 
         def violated(seq: Sequence) -> str | None:
             for action, call in zip(seq[1], self.run(seq).calls, strict=False):
-                problems = violations(invariants, call.state) if call.state is not None else []
+                problems = violations(invariants, self._view(call.state)) if call.state is not None else []
                 if problems:
                     return f"after {action.name}: {problems[0]}"
             return None
         return self.search_seen(violated)
+
+    def _view(self, state: dict[str, Any]) -> dict[str, Any]:
+        """A state as invariants name it: a class env's in its plain view (int keys as text, objects as attributes)."""
+        return readable(state) if self.spec.kind == "class" else state
+
+    def _initial_view(self, name: str) -> dict[str, Any]:
+        """An initial state as invariants read it: a class env's as its runtime loads it (not its scenario file)."""
+        if self.spec.kind != "class":
+            return self.states[name]
+        loaded = self.pool.run(Job.for_env(self.handle, [], state_name=name, snapshot=True)).initial_state
+        return self._view(loaded if loaded is not None else self.states[name])
 
     @check(Severity.MINOR)
     def every_guard_reachable(self) -> Verdict:
