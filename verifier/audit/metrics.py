@@ -76,10 +76,12 @@ def parse_delta(ops: Any) -> list[DeltaOp]:
         if name is None:
             raise DeltaFormatError(f"unknown op in {op!r}")
         path = op.get("path")
-        if not isinstance(path, list) or not path or not all(type(k) in (str, int) for k in path):
+        if not isinstance(path, (list, tuple)) or not path or not all(
+                isinstance(k, (str, int)) and not isinstance(k, bool) for k in path):
             raise DeltaFormatError(f"path must be a non-empty list of keys (strings, or ints for int keys), got {path!r}")
         value = op.get("value", op.get("after"))
-        parsed.append(DeltaOp(name, tuple(path), None if name == "delete" else to_jsonable(value)))
+        steps = tuple(str(k) if isinstance(k, str) else int(k) for k in path)  # str subclasses read as plain keys
+        parsed.append(DeltaOp(name, steps, None if name == "delete" else to_jsonable(value)))
     return parsed
 
 
