@@ -165,7 +165,7 @@ def readable(data: Any) -> Any:
     if not isinstance(data, dict):
         return data
     kind = data.get(TAG)
-    if kind is None:
+    if kind is None or not isinstance(kind, str):
         return {k: readable(v) for k, v in data.items()}
     if kind == "dict":
         if "items" in data:
@@ -384,7 +384,7 @@ class Decoder:
         if not isinstance(data, dict):
             return data
         kind = data.get(TAG)
-        if kind is None:
+        if kind is None or not isinstance(kind, str):  # a tag that names no kind is plain data holding the tag key
             plain: dict[str, Any] = {}
             self.places[path] = plain
             for k, v in data.items():
